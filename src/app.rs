@@ -1,0 +1,81 @@
+//! `App`: the cheap-to-clone handle every tool and transport receives.
+//!
+//! It owns the open store, the embedder (loading in the background), the vector index (rebuilt
+//! from the store in the background) and the resolved configuration of one project.
+
+use crate::config::Config;
+use crate::embed::{EmbedHandle, ModelFiles};
+use crate::index::VectorIndex;
+use crate::project::Project;
+use crate::store::Store;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::OnceCell;
+
+/// Shared state of one project's server.
+pub struct State {
+    /// The resolved configuration.
+    pub config: Config,
+    /// The project served.
+    pub project: Project,
+    /// The open store (this process owns it).
+    pub store: Store,
+    /// The embedding model, possibly still loading.
+    pub embed: EmbedHandle,
+    index: Arc<OnceCell<VectorIndex>>,
+    /// When this process opened the store.
+    pub started: Instant,
+}
+
+/// A cheap-to-clone handle over `Arc<State>`.
+#[derive(Clone)]
+pub struct App(Arc<State>);
+
+impl std::ops::Deref for App {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.0
+    }
+}
+
+impl App {
+    /// Wraps an open store; starts loading the model and rebuilding the index in the background.
+    /// Must be called inside a tokio runtime.
+    pub fn start(config: Config, project: Project, store: Store) -> App {
+        let embed = if config.model.enabled {
+            let dir = config.model.dir.clone().unwrap_or_else(|| config.home().join("models"));
+            let mut files = ModelFiles::under(&dir);
+            if let Some(rt) = &config.model.runtime {
+                files.runtime = rt.clone();
+            }
+            EmbedHandle::spawn(Some(files), config.model.threads, config.model.max_length)
+        } else {
+            EmbedHandle::spawn(None, 1, 0)
+        };
+        let index = Arc::new(OnceCell::new());
+        let (cell, s) = (index.clone(), store.clone());
+        tokio::spawn(async move {
+            let _ = cell.get_or_try_init(|| rebuild(s)).await;
+        });
+        App(Arc::new(State { config, project, store, embed, index, started: Instant::now() }))
+    }
+
+    /// The vector index, waiting for the startup rebuild if it is still running.
+    pub async fn index(&self) -> Result<VectorIndex, crate::index::Error> {
+        self.index.get_or_try_init(|| rebuild(self.store.clone())).await.cloned()
+    }
+
+    /// The index if it is already built (for stats; never waits).
+    pub fn index_now(&self) -> Option<VectorIndex> {
+        self.index.get().cloned()
+    }
+}
+
+async fn rebuild(store: Store) -> Result<VectorIndex, crate::index::Error> {
+    let started = Instant::now();
+    let index = tokio::task::spawn_blocking(move || VectorIndex::rebuild(&store))
+        .await
+        .unwrap_or_else(|e| Err(crate::index::Error::Store(crate::store::Error::Codec { tree: "vectors", message: e.to_string() })))?;
+    tracing::info!(vectors = index.len(), elapsed_ms = started.elapsed().as_millis() as u64, "vector index ready");
+    Ok(index)
+}

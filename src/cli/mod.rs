@@ -1,0 +1,79 @@
+//! The command line: `serve` (the MCP server) and the commands people run by hand.
+//!
+//! Only the non-serve commands print to stdout. Each command lives in its own file.
+
+mod config_cmd;
+mod serve;
+
+use crate::config::{Config, Overrides, Sourced};
+use crate::project::Project;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// refrain: stop paying twice for the same agent work.
+#[derive(Debug, Parser)]
+#[command(name = "refrain", version, about)]
+pub struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Flags every command takes.
+#[derive(Debug, Args, Clone)]
+pub struct GlobalArgs {
+    /// The project to serve (default: the git root of the working directory, else the working directory).
+    #[arg(long, global = true, env = "REFRAIN_PROJECT")]
+    pub project: Option<PathBuf>,
+    /// Where refrain keeps its data (default: the user's data directory).
+    #[arg(long, global = true)]
+    pub home: Option<PathBuf>,
+    /// Write logs to this file instead of stderr.
+    #[arg(long, global = true)]
+    pub log_file: Option<PathBuf>,
+    /// Directory holding the embedding model and ONNX runtime.
+    #[arg(long, global = true)]
+    pub model_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the MCP server (stdio by default; --http for streamable HTTP and SSE).
+    Serve(serve::ServeArgs),
+    /// Print the resolved configuration and where each value came from.
+    Config(config_cmd::ConfigArgs),
+}
+
+/// Parses the command line and runs the command.
+pub fn main() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => serve::run(&cli.global, args),
+        Command::Config(args) => config_cmd::run(&cli.global, args),
+    }
+}
+
+/// The project and configuration a command works on.
+pub fn resolve(global: &GlobalArgs, token: Option<String>) -> anyhow::Result<(Project, Sourced)> {
+    let flags = Overrides { home: global.home.clone(), log_file: global.log_file.clone(), token, model_dir: global.model_dir.clone() };
+    // Resolve the project against the home the env/flags give, then load the project's config file.
+    let pre = Config::load(None, &flags)?;
+    let project = Project::resolve(global.project.as_deref(), &pre.config.home())?;
+    let sourced = Config::load(Some(&project.root), &flags)?;
+    let project = Project::at(project.root, &sourced.config.home());
+    Ok((project, sourced))
+}
+
+/// Starts tracing to stderr or the configured log file. Safe to call once per process.
+pub fn init_logging(config: &Config) {
+    use tracing_subscriber::{EnvFilter, fmt};
+    let filter = EnvFilter::try_from_env("REFRAIN_LOG").unwrap_or_else(|_| EnvFilter::new("info,sled=warn,hnsw_rs=warn,ort=warn"));
+    let file = config.server.log_file.as_ref().and_then(|p| std::fs::OpenOptions::new().create(true).append(true).open(p).ok());
+    let builder = fmt().with_env_filter(filter).with_ansi(false);
+    let _ = match file {
+        Some(f) => builder.with_writer(std::sync::Mutex::new(f)).try_init(),
+        None => builder.with_writer(std::io::stderr).try_init(),
+    };
+}

@@ -1,0 +1,44 @@
+//! Settings for the plan cache and the optional LLM canonicaliser.
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
+
+/// Plan cache thresholds.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlansConfig {
+    /// Lowest composite score for a hit.
+    pub hit_threshold: f32,
+    /// Nearest task embeddings considered besides the bucket.
+    pub neighbours: usize,
+    /// Failures after which a plan is quarantined.
+    pub quarantine_after: u32,
+}
+
+impl Default for PlansConfig {
+    fn default() -> Self {
+        Self { hit_threshold: 0.6, neighbours: 16, quarantine_after: 3 }
+    }
+}
+
+/// The optional LLM canonicaliser: any OpenAI-compatible chat-completions endpoint.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    /// Off by default.
+    pub enabled: bool,
+    /// Base URL, e.g. `http://127.0.0.1:8080/v1`.
+    pub base_url: Option<String>,
+    /// Model name sent to the endpoint.
+    pub model: Option<String>,
+    /// Name of the env var holding the API key (never the key itself).
+    pub api_key_env: Option<String>,
+    /// Give up and fall back to the local normaliser after this many milliseconds.
+    pub timeout_ms: u64,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        Self { enabled: false, base_url: None, model: None, api_key_env: None, timeout_ms: 3000 }
+    }
+}

@@ -1,0 +1,56 @@
+//! Settings for transports, the store location and agent hooks.
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Transports and request limits.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Largest JSON-RPC message accepted, in bytes (stdio, HTTP and the owner socket).
+    pub max_message_bytes: usize,
+    /// Bearer token required on HTTP; mandatory when binding a non-loopback address.
+    pub token: Option<String>,
+    /// Extra Origin values accepted on HTTP besides loopback origins.
+    pub allowed_origins: Vec<String>,
+    /// Log to this file instead of stderr.
+    pub log_file: Option<PathBuf>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            max_message_bytes: 8 * 1024 * 1024,
+            token: None,
+            allowed_origins: Vec::new(),
+            log_file: None,
+        }
+    }
+}
+
+/// Where stores live.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreConfig {
+    /// Root directory for all projects' stores and the model files (default: the user's data dir).
+    pub home: Option<PathBuf>,
+    /// Largest store size on disk, in bytes, before puts are refused (0: no limit).
+    pub max_store_bytes: u64,
+}
+
+/// Agent hook behaviour.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct HooksConfig {
+    /// Serve fresh cached results for WebFetch/WebSearch instead of running the tool.
+    pub serve_cached_network_reads: bool,
+    /// Milliseconds a hook may spend before it gives up quietly.
+    pub timeout_ms: u64,
+}
+
+impl Default for HooksConfig {
+    fn default() -> Self {
+        Self { serve_cached_network_reads: false, timeout_ms: 2000 }
+    }
+}

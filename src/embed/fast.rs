@@ -1,0 +1,92 @@
+//! fastembed with all-MiniLM-L6-v2 (int8 ONNX, mean pooling, 256 tokens) loaded from local files.
+//!
+//! The ONNX runtime is loaded dynamically from a path (`ort::init_from`) so a missing library is an
+//! error we can report, never a panic at the first embedding.
+
+use super::{Embedder, Error, normalise};
+use fastembed::{InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The model name reported in stats.
+pub const MODEL_NAME: &str = "all-MiniLM-L6-v2-int8";
+
+/// Where the model and runtime files are.
+#[derive(Debug, Clone)]
+pub struct ModelFiles {
+    /// `libonnxruntime.so`.
+    pub runtime: PathBuf,
+    /// Directory with `model.onnx` and the tokenizer files.
+    pub model_dir: PathBuf,
+}
+
+impl ModelFiles {
+    /// The standard layout under a models directory (as install.sh provisions it).
+    pub fn under(dir: &Path) -> ModelFiles {
+        let lib = if cfg!(target_os = "macos") { "libonnxruntime.dylib" } else { "libonnxruntime.so" };
+        ModelFiles { runtime: dir.join("ort").join(lib), model_dir: dir.join(MODEL_NAME) }
+    }
+}
+
+/// The fastembed model behind a mutex (`embed` takes `&mut self`).
+pub struct FastEmbedder {
+    model: Mutex<TextEmbedding>,
+}
+
+impl FastEmbedder {
+    /// Loads the runtime and the model. Blocking: call from `spawn_blocking`.
+    pub fn load(files: &ModelFiles, threads: usize, max_length: usize) -> Result<FastEmbedder, Error> {
+        let read = |name: &str| {
+            let p = files.model_dir.join(name);
+            std::fs::read(&p).map_err(|e| Error::Unavailable(format!("cannot read {}: {e}; run ./install.sh to provision the model", p.display())))
+        };
+        if !files.runtime.exists() {
+            return Err(Error::Unavailable(format!(
+                "ONNX runtime not found at {}; run ./install.sh or set model.runtime",
+                files.runtime.display()
+            )));
+        }
+        let onnx = read("model.onnx")?;
+        let tokenizer = TokenizerFiles {
+            tokenizer_file: read("tokenizer.json")?,
+            config_file: read("config.json")?,
+            special_tokens_map_file: read("special_tokens_map.json")?,
+            tokenizer_config_file: read("tokenizer_config.json")?,
+        };
+        init_runtime(&files.runtime)?;
+        let model = UserDefinedEmbeddingModel::new(onnx, tokenizer).with_pooling(Pooling::Mean);
+        let options = InitOptionsUserDefined::new().with_max_length(max_length).with_intra_threads(threads.max(1));
+        let model = TextEmbedding::try_new_from_user_defined(model, options)
+            .map_err(|e| Error::Unavailable(format!("cannot load model from {}: {e}", files.model_dir.display())))?;
+        Ok(FastEmbedder { model: Mutex::new(model) })
+    }
+}
+
+/// `ort::init_from` may run once per process; later calls reuse the first result.
+fn init_runtime(path: &Path) -> Result<(), Error> {
+    static INIT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    INIT.get_or_init(|| {
+        let builder = ort::init_from(path).map_err(|e| format!("cannot load ONNX runtime {}: {e}", path.display()))?;
+        drop(builder); // sessions create the default environment on the loaded library
+        Ok(())
+    })
+    .clone()
+    .map_err(Error::Unavailable)
+}
+
+impl Embedder for FastEmbedder {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Error> {
+        let mut model = self.model.lock().map_err(|_| Error::Failed("model lock poisoned".into()))?;
+        let mut out = model.embed(texts, Some(32)).map_err(|e| Error::Failed(e.to_string()))?;
+        out.iter_mut().for_each(|v| normalise(v));
+        Ok(out)
+    }
+
+    fn dim(&self) -> usize {
+        384
+    }
+
+    fn name(&self) -> &str {
+        MODEL_NAME
+    }
+}

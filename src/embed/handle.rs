@@ -1,0 +1,103 @@
+//! A shared handle to the embedder that loads it in the background.
+//!
+//! `EmbedHandle::spawn` returns at once; `embed` waits until loading settles, then either embeds or
+//! reports why no model is available. `state` never waits (for `cache_stats`).
+
+use super::{Embedder, Error, FastEmbedder, ModelFiles};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::watch;
+
+/// Where the model load stands.
+#[derive(Clone)]
+pub enum ModelState {
+    /// Still loading.
+    Loading,
+    /// Ready to embed.
+    Ready(Arc<dyn Embedder>),
+    /// No model; the reason says why and how to fix it.
+    Unavailable(String),
+}
+
+impl std::fmt::Debug for ModelState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelState::Loading => write!(f, "Loading"),
+            ModelState::Ready(e) => write!(f, "Ready({})", e.name()),
+            ModelState::Unavailable(r) => write!(f, "Unavailable({r})"),
+        }
+    }
+}
+
+/// A cheap-to-clone handle to the (possibly loading) embedder.
+#[derive(Clone)]
+pub struct EmbedHandle {
+    rx: watch::Receiver<ModelState>,
+}
+
+impl EmbedHandle {
+    /// Starts loading the model on a blocking thread and returns immediately.
+    pub fn spawn(files: Option<ModelFiles>, threads: usize, max_length: usize) -> EmbedHandle {
+        let Some(files) = files else {
+            return Self::fixed(ModelState::Unavailable("embeddings are disabled in the configuration (model.enabled = false)".into()));
+        };
+        let (tx, rx) = watch::channel(ModelState::Loading);
+        tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let state = match FastEmbedder::load(&files, threads, max_length) {
+                Ok(model) => {
+                    tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, "embedding model loaded");
+                    ModelState::Ready(Arc::new(model))
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "no embedding model: semantic lookups are off, exact lookups still work");
+                    ModelState::Unavailable(e.to_string())
+                }
+            };
+            let _ = tx.send(state);
+        });
+        EmbedHandle { rx }
+    }
+
+    /// A handle with a fixed state (tests, or a model supplied in-process).
+    pub fn fixed(state: ModelState) -> EmbedHandle {
+        let (_tx, rx) = watch::channel(state);
+        EmbedHandle { rx }
+    }
+
+    /// The current state, without waiting.
+    pub fn state(&self) -> ModelState {
+        self.rx.borrow().clone()
+    }
+
+    /// Waits for the load to settle and returns the embedder.
+    pub async fn ready(&self) -> Result<Arc<dyn Embedder>, Error> {
+        let mut rx = self.rx.clone();
+        let state = rx
+            .wait_for(|s| !matches!(s, ModelState::Loading))
+            .await
+            .map(|s| s.clone())
+            .unwrap_or_else(|_| ModelState::Unavailable("model loader stopped".into()));
+        match state {
+            ModelState::Ready(e) => Ok(e),
+            ModelState::Unavailable(r) => Err(Error::Unavailable(r)),
+            ModelState::Loading => Err(Error::Unavailable("model still loading".into())),
+        }
+    }
+
+    /// Embeds texts off the async runtime.
+    pub async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, Error> {
+        let model = self.ready().await?;
+        tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            model.embed(&refs)
+        })
+        .await
+        .map_err(|e| Error::Failed(e.to_string()))?
+    }
+
+    /// Embeds one text.
+    pub async fn embed_one(&self, text: &str) -> Result<Vec<f32>, Error> {
+        self.embed(vec![text.to_string()]).await?.pop().ok_or_else(|| Error::Failed("no vector returned".into()))
+    }
+}

@@ -1,0 +1,40 @@
+//! A thin wrapper over one hnsw_rs graph with parameters validated before calling in (hnsw_rs
+//! prints to stdout and exits the process on bad parameters).
+
+use super::distance::UnitDot;
+use hnsw_rs::hnsw::Hnsw;
+
+const MAX_CONNECTIONS: usize = 16;
+const EF_CONSTRUCTION: usize = 200;
+const MAX_LAYER: usize = 16;
+const EF_SEARCH: usize = 64;
+
+/// One HNSW graph over unit vectors keyed by vector id.
+pub struct Graph {
+    hnsw: Hnsw<'static, f32, UnitDot>,
+}
+
+impl Graph {
+    /// Builds a graph from (id, vector) pairs.
+    pub fn build(items: &[(u64, Vec<f32>)]) -> Graph {
+        let hnsw = Hnsw::new(MAX_CONNECTIONS, items.len().max(1024) * 2, MAX_LAYER, EF_CONSTRUCTION, UnitDot);
+        let data: Vec<(&Vec<f32>, usize)> = items.iter().map(|(id, v)| (v, *id as usize)).collect();
+        hnsw.parallel_insert(&data);
+        Graph { hnsw }
+    }
+
+    /// Adds one vector.
+    pub fn insert(&self, v: &[f32], id: u64) {
+        self.hnsw.insert_slice((v, id as usize));
+    }
+
+    /// Up to `k` (id, cosine similarity) pairs passing `keep`.
+    pub fn search(&self, q: &[f32], k: usize, keep: impl Fn(&usize) -> bool) -> Vec<(u64, f32)> {
+        let ef = EF_SEARCH.max(k * 2);
+        self.hnsw
+            .search_filter(q, k, ef, Some(&keep))
+            .into_iter()
+            .map(|n| (n.d_id as u64, 1.0 - n.distance))
+            .collect()
+    }
+}

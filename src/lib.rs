@@ -1,0 +1,20 @@
+//! refrain: an MCP server that lets coding agents stop paying twice for the same work.
+//!
+//! The crate map, in dependency order (each layer uses only the ones below it):
+//! - `server`, `cli`: transports (stdio, streamable HTTP, legacy SSE, the owner socket) and commands.
+//! - `tools`: one file per MCP tool, each a thin adapter from typed params to the domain.
+//! - domain: `plan`, `results`, `prompt`, `transcript` — plain Rust, no rmcp types.
+//! - `app`: the cheap-to-clone handle every tool receives.
+//! - infrastructure: `store` (the only sled user), `index` (hnsw_rs), `embed` (fastembed),
+//!   `config`, `project`.
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod embed;
+pub mod index;
+pub mod project;
+pub mod server;
+pub mod stats;
+pub mod store;
+pub mod tools;

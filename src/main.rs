@@ -1,0 +1,13 @@
+//! The `refrain` binary: parse the command line, start logging, run, map errors to exit codes.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match refrain::cli::main() {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("refrain: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}

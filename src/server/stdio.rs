@@ -1,0 +1,176 @@
+//! MCP over stdio, with a framing layer in front of rmcp.
+//!
+//! The framing layer reads one JSON-RPC message per line, refuses lines over the size limit and
+//! lines that are not JSON with a proper JSON-RPC error (rmcp alone would drop them silently), and
+//! passes everything else to the handler. All output goes through one writer, a line at a time.
+
+use super::Handler;
+use rmcp::ServiceExt;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+/// Serves `handler` on a line-delimited byte stream until the input closes.
+pub async fn serve<R, W>(reader: R, writer: W, handler: Handler, max_message_bytes: usize) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (to_rmcp, rmcp_in) = tokio::io::duplex(1 << 20);
+    let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 20);
+    let (errors_tx, errors_rx) = mpsc::unbounded_channel::<String>();
+    let writer_task = tokio::spawn(write_lines(from_rmcp, errors_rx, writer));
+    let service = handler
+        .serve((rmcp_in, rmcp_out))
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()));
+    let reader_task = tokio::spawn(read_lines(reader, to_rmcp, errors_tx, max_message_bytes));
+    match service {
+        Ok(running) => {
+            let _ = running.waiting().await;
+        }
+        Err(e) => tracing::warn!(error = %e, "client closed before initializing"),
+    }
+    reader_task.abort();
+    let _ = writer_task.await;
+    Ok(())
+}
+
+async fn read_lines<R: AsyncRead + Unpin>(
+    reader: R,
+    mut to_rmcp: tokio::io::DuplexStream,
+    errors: mpsc::UnboundedSender<String>,
+    max: usize,
+) {
+    let mut reader = BufReader::new(reader);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let (n, too_long) = match read_limited_line(&mut reader, &mut buf, max).await {
+            Ok(r) => r,
+            Err(_) => break,
+        };
+        if n == 0 {
+            break;
+        }
+        if too_long {
+            let msg = format!("message of {n} bytes exceeds the limit of {max} bytes; send smaller arguments or raise server.max_message_bytes");
+            let _ = errors.send(error_line(Value::Null, -32600, &msg));
+            continue;
+        }
+        let line = trim_line(&buf);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match check(line) {
+            Ok(()) => {
+                if to_rmcp.write_all(line).await.is_err() || to_rmcp.write_all(b"\n").await.is_err() {
+                    break;
+                }
+            }
+            Err(reply) => {
+                let _ = errors.send(reply);
+            }
+        }
+    }
+    let _ = to_rmcp.shutdown().await;
+}
+
+/// Reads one line of at most `max` bytes; longer lines are consumed and reported as too long.
+async fn read_limited_line<R: AsyncBufReadExt + Unpin>(r: &mut R, buf: &mut Vec<u8>, max: usize) -> std::io::Result<(usize, bool)> {
+    let mut total = 0usize;
+    loop {
+        let chunk = r.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok((total, total > max));
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if total + take <= max + 1 {
+            buf.extend_from_slice(&chunk[..take]);
+        }
+        total += take;
+        r.consume(take);
+        if done {
+            let body = if total > 0 { total - 1 } else { 0 };
+            return Ok((total, body > max));
+        }
+    }
+}
+
+fn trim_line(buf: &[u8]) -> &[u8] {
+    let mut end = buf.len();
+    while end > 0 && (buf[end - 1] == b'\n' || buf[end - 1] == b'\r') {
+        end -= 1;
+    }
+    &buf[..end]
+}
+
+/// Valid JSON-RPC passes; anything else gets the error reply to send back.
+fn check(line: &[u8]) -> Result<(), String> {
+    let value: Value = serde_json::from_slice(line).map_err(|e| {
+        error_line(Value::Null, -32700, &format!("parse error: the message is not valid JSON ({e}); send one JSON-RPC object per line"))
+    })?;
+    let id = value.get("id").cloned().unwrap_or(Value::Null);
+    let valid = value.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && (value.get("method").is_some_and(Value::is_string) || value.get("result").is_some() || value.get("error").is_some());
+    if valid {
+        Ok(())
+    } else {
+        Err(error_line(id, -32600, "invalid request: expected a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\" and a string \"method\""))
+    }
+}
+
+fn error_line(id: Value, code: i64, message: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(
+    from_rmcp: tokio::io::DuplexStream,
+    mut errors: mpsc::UnboundedReceiver<String>,
+    mut out: W,
+) {
+    let mut lines = BufReader::new(from_rmcp).lines();
+    let mut errors_open = true;
+    loop {
+        let line = tokio::select! {
+            l = lines.next_line() => match l { Ok(Some(l)) => l, _ => break },
+            e = errors.recv(), if errors_open => match e {
+                Some(e) => e,
+                None => { errors_open = false; continue }
+            },
+        };
+        if out.write_all(line.as_bytes()).await.is_err() || out.write_all(b"\n").await.is_err() || out.flush().await.is_err() {
+            break;
+        }
+    }
+    while let Ok(e) = errors.try_recv() {
+        let _ = out.write_all(e.as_bytes()).await;
+        let _ = out.write_all(b"\n").await;
+    }
+    let _ = out.flush().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_json_gets_a_parse_error() {
+        let e = check(b"{not json").unwrap_err();
+        assert!(e.contains("-32700"), "{e}");
+    }
+
+    #[test]
+    fn json_without_method_gets_invalid_request_with_its_id() {
+        let e = check(br#"{"jsonrpc":"2.0","id":7}"#).unwrap_err();
+        assert!(e.contains("-32600") && e.contains("\"id\":7"), "{e}");
+    }
+
+    #[test]
+    fn requests_pass() {
+        assert!(check(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_ok());
+    }
+}

@@ -1,0 +1,272 @@
+//! The project store: the only code in refrain that touches sled.
+//!
+//! One sled tree per record kind (names in `trees`), order-preserving keys built in `keys`, values
+//! written as a format-version byte followed by JSON so old databases stay readable. Writes are
+//! buffered by sled; callers acknowledge a write only after `flush`.
+
+pub mod keys;
+pub mod trees;
+
+pub use keys::Key;
+pub use trees::TreeName;
+
+use serde::{Serialize, de::DeserializeOwned};
+use std::path::{Path, PathBuf};
+
+/// The format version written in front of every value.
+pub const FORMAT_VERSION: u8 = 1;
+
+/// Store errors.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Another process holds the database.
+    #[error("store at {path} is locked by another process")]
+    Locked {
+        /// The database directory.
+        path: PathBuf,
+    },
+    /// The database could not be opened because its files are damaged.
+    #[error("store at {path} cannot be opened ({message}); move the directory aside to start fresh, nothing else was changed")]
+    Corrupt {
+        /// The database directory.
+        path: PathBuf,
+        /// What sled said.
+        message: String,
+    },
+    /// An I/O or sled error while reading or writing.
+    #[error("store error: {0}")]
+    Sled(#[from] sled::Error),
+    /// A value could not be encoded or decoded.
+    #[error("store value in tree {tree} is unreadable: {message}")]
+    Codec {
+        /// The tree.
+        tree: &'static str,
+        /// What was wrong.
+        message: String,
+    },
+    /// The store reached its configured size limit.
+    #[error("store is full ({size} bytes of {limit}); evict entries with cache_evict or raise store.max_store_bytes")]
+    Full {
+        /// Current size.
+        size: u64,
+        /// Limit.
+        limit: u64,
+    },
+}
+
+/// A result with a store error.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// A handle to the open project store; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    db: sled::Db,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+impl Store {
+    /// Opens (or creates) the database in `dir`.
+    pub fn open(dir: &Path) -> Result<Store> {
+        let db = sled::Config::new().path(dir).cache_capacity(64 * 1024 * 1024).open().map_err(|e| classify(dir, e))?;
+        Ok(Store { db, path: dir.to_path_buf() })
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn tree(&self, name: TreeName) -> Result<sled::Tree> {
+        Ok(self.db.open_tree(name.0)?)
+    }
+
+    /// Reads one value.
+    pub fn get<T: DeserializeOwned>(&self, tree: TreeName, key: &[u8]) -> Result<Option<T>> {
+        match self.tree(tree)?.get(key)? {
+            Some(bytes) => decode(tree, &bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether a key exists.
+    pub fn contains(&self, tree: TreeName, key: &[u8]) -> Result<bool> {
+        Ok(self.tree(tree)?.contains_key(key)?)
+    }
+
+    /// Writes one value (buffered until `flush`).
+    pub fn put<T: Serialize>(&self, tree: TreeName, key: &[u8], value: &T) -> Result<()> {
+        self.tree(tree)?.insert(key, encode(tree, value)?)?;
+        Ok(())
+    }
+
+    /// Removes one key; true when it existed.
+    pub fn remove(&self, tree: TreeName, key: &[u8]) -> Result<bool> {
+        Ok(self.tree(tree)?.remove(key)?.is_some())
+    }
+
+    /// Every (key, value) whose key starts with `prefix`, in key order.
+    pub fn scan<T: DeserializeOwned>(&self, tree: TreeName, prefix: &[u8]) -> Result<Vec<(Vec<u8>, T)>> {
+        let mut out = Vec::new();
+        for item in self.tree(tree)?.scan_prefix(prefix) {
+            let (k, v) = item?;
+            out.push((k.to_vec(), decode(tree, &v)?));
+        }
+        Ok(out)
+    }
+
+    /// Every key starting with `prefix`, in key order, without decoding values.
+    pub fn keys(&self, tree: TreeName, prefix: &[u8]) -> Result<Vec<Vec<u8>>> {
+        self.tree(tree)?.scan_prefix(prefix).keys().map(|k| Ok(k?.to_vec())).collect()
+    }
+
+    /// Visits values in key order until `f` returns false; values that fail to decode are skipped.
+    pub fn for_each<T: DeserializeOwned>(&self, tree: TreeName, mut f: impl FnMut(&[u8], T) -> bool) -> Result<()> {
+        for item in self.tree(tree)?.iter() {
+            let (k, v) = item?;
+            match decode(tree, &v) {
+                Ok(value) => {
+                    if !f(&k, value) {
+                        break;
+                    }
+                }
+                Err(e) => tracing::warn!(tree = tree.0, error = %e, "skipping unreadable record"),
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes raw bytes (for compact records such as vectors; the caller owns the format).
+    pub fn put_bytes(&self, tree: TreeName, key: &[u8], value: &[u8]) -> Result<()> {
+        self.tree(tree)?.insert(key, value)?;
+        Ok(())
+    }
+
+    /// Visits raw (key, value) pairs in key order.
+    pub fn for_each_bytes(&self, tree: TreeName, mut f: impl FnMut(&[u8], &[u8])) -> Result<()> {
+        for item in self.tree(tree)?.iter() {
+            let (k, v) = item?;
+            f(&k, &v);
+        }
+        Ok(())
+    }
+
+    /// Number of records in a tree.
+    pub fn len(&self, tree: TreeName) -> Result<usize> {
+        Ok(self.tree(tree)?.len())
+    }
+
+    /// Removes every record of a tree; returns how many there were.
+    pub fn clear(&self, tree: TreeName) -> Result<usize> {
+        let t = self.tree(tree)?;
+        let n = t.len();
+        t.clear()?;
+        Ok(n)
+    }
+
+    /// Atomically increments a counter stored as a big-endian u64 and returns the new value.
+    pub fn incr(&self, tree: TreeName, key: &[u8], by: u64) -> Result<u64> {
+        let t = self.tree(tree)?;
+        let new = t.update_and_fetch(key, |old| {
+            let cur = old.and_then(|b| <[u8; 8]>::try_from(b).ok()).map(u64::from_be_bytes).unwrap_or(0);
+            Some(cur.saturating_add(by).to_be_bytes().to_vec())
+        })?;
+        Ok(new.and_then(|b| <[u8; 8]>::try_from(b.as_ref()).ok()).map(u64::from_be_bytes).unwrap_or(0))
+    }
+
+    /// Reads a counter written by `incr`.
+    pub fn counter(&self, tree: TreeName, key: &[u8]) -> Result<u64> {
+        let v = self.tree(tree)?.get(key)?;
+        Ok(v.and_then(|b| <[u8; 8]>::try_from(b.as_ref()).ok()).map(u64::from_be_bytes).unwrap_or(0))
+    }
+
+    /// A fresh monotonically increasing id, unique within this database.
+    pub fn next_id(&self) -> Result<u64> {
+        Ok(self.db.generate_id()?)
+    }
+
+    /// Makes every buffered write durable. Call before acknowledging a write.
+    pub fn flush(&self) -> Result<()> {
+        self.db.flush()?;
+        Ok(())
+    }
+
+    /// `flush` without blocking the async runtime.
+    pub async fn flush_async(&self) -> Result<()> {
+        self.db.flush_async().await?;
+        Ok(())
+    }
+
+    /// Bytes the database occupies on disk.
+    pub fn size_on_disk(&self) -> u64 {
+        self.db.size_on_disk().unwrap_or(0)
+    }
+}
+
+fn classify(dir: &Path, e: sled::Error) -> Error {
+    match e {
+        sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("lock") => {
+            Error::Locked { path: dir.to_path_buf() }
+        }
+        sled::Error::Corruption { .. } | sled::Error::Unsupported(_) | sled::Error::ReportableBug(_) => {
+            Error::Corrupt { path: dir.to_path_buf(), message: e.to_string() }
+        }
+        other => Error::Corrupt { path: dir.to_path_buf(), message: other.to_string() },
+    }
+}
+
+fn encode<T: Serialize>(tree: TreeName, value: &T) -> Result<Vec<u8>> {
+    let mut out = vec![FORMAT_VERSION];
+    serde_json::to_writer(&mut out, value).map_err(|e| Error::Codec { tree: tree.0, message: e.to_string() })?;
+    Ok(out)
+}
+
+fn decode<T: DeserializeOwned>(tree: TreeName, bytes: &[u8]) -> Result<T> {
+    match bytes.split_first() {
+        Some((&FORMAT_VERSION, body)) => {
+            serde_json::from_slice(body).map_err(|e| Error::Codec { tree: tree.0, message: e.to_string() })
+        }
+        Some((v, _)) => Err(Error::Codec { tree: tree.0, message: format!("unknown format version {v}") }),
+        None => Err(Error::Codec { tree: tree.0, message: "empty value".into() }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_survive_reopen_after_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let s = Store::open(dir.path()).unwrap();
+            s.put(trees::META, b"k", &"v".to_string()).unwrap();
+            s.flush().unwrap();
+        }
+        let s = Store::open(dir.path()).unwrap();
+        assert_eq!(s.get::<String>(trees::META, b"k").unwrap().as_deref(), Some("v"));
+    }
+
+    #[test]
+    fn unknown_format_version_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        s.tree(trees::META).unwrap().insert(b"k", vec![9u8, b'1']).unwrap();
+        let err = s.get::<u32>(trees::META, b"k").unwrap_err().to_string();
+        assert!(err.contains("format version 9"), "{err}");
+    }
+
+    #[test]
+    fn counters_add_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        s.incr(trees::STATS, b"hits", 2).unwrap();
+        assert_eq!(s.incr(trees::STATS, b"hits", 3).unwrap(), 5);
+        assert_eq!(s.counter(trees::STATS, b"hits").unwrap(), 5);
+    }
+}

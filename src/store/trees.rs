@@ -1,0 +1,26 @@
+//! The names of the store's trees: one per record kind. Add a kind here, nowhere else.
+
+/// A sled tree name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeName(pub &'static str);
+
+/// Store-wide metadata (schema version, index generation).
+pub const META: TreeName = TreeName("meta");
+/// Counters: hits, misses, tokens saved, per tool.
+pub const STATS: TreeName = TreeName("stats");
+/// Embedding vectors, the source the vector index is rebuilt from.
+pub const VECTORS: TreeName = TreeName("vectors");
+/// Plan templates by plan id.
+pub const PLANS: TreeName = TreeName("plans");
+/// Bucket key + plan id -> nothing: the plans of each intent bucket.
+pub const PLAN_BUCKETS: TreeName = TreeName("plan_buckets");
+/// Cached answers of the optional LLM canonicaliser.
+pub const CANON: TreeName = TreeName("canon");
+/// Cached results by exact key.
+pub const RESPONSES: TreeName = TreeName("responses");
+/// Last-use time + exact key -> nothing: the LRU order of results.
+pub const RESPONSE_LRU: TreeName = TreeName("response_lru");
+/// Dependency path + exact key -> nothing: which results depend on a file.
+pub const RESPONSE_DEPS: TreeName = TreeName("response_deps");
+/// Session events noted by hooks (compactions).
+pub const EVENTS: TreeName = TreeName("events");

@@ -1,0 +1,64 @@
+//! `cache_evict`: remove plans or results on request.
+//!
+//! Each capability adds its own targets to `EvictTarget`; `all` clears everything refrain holds
+//! for the project except counters.
+
+use super::{Refrain, internal, reply};
+use crate::store::trees;
+use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::{ErrorData, model::CallToolResult, tool, tool_router};
+use serde::{Deserialize, Serialize};
+
+/// What to evict.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "target", rename_all = "snake_case", deny_unknown_fields)]
+pub enum EvictTarget {
+    /// Everything refrain stores for this project (plans, results, vectors); counters stay.
+    All,
+}
+
+/// Parameters of `cache_evict`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheEvictParams {
+    /// What to evict.
+    pub what: EvictTarget,
+}
+
+/// Output of `cache_evict`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CacheEvictOutput {
+    /// Records removed.
+    pub evicted: usize,
+    /// What was removed, in words.
+    pub detail: String,
+}
+
+#[tool_router(router = cache_evict_router, vis = "pub(crate)")]
+impl Refrain {
+    /// Evict cached plans or results: one plan, a plan bucket, a result key, a tool's results,
+    /// everything stale, everything of a version, or everything.
+    #[tool(
+        name = "cache_evict",
+        output_schema = schema_for_output::<CacheEvictOutput>(),
+        annotations(read_only_hint = false, idempotent_hint = true, destructive_hint = true, open_world_hint = false)
+    )]
+    pub async fn cache_evict(&self, Parameters(p): Parameters<CacheEvictParams>) -> Result<CallToolResult, ErrorData> {
+        let store = &self.app.store;
+        let out = match p.what {
+            EvictTarget::All => {
+                let mut n = 0;
+                for t in [trees::PLANS, trees::PLAN_BUCKETS, trees::RESPONSES, trees::RESPONSE_LRU, trees::RESPONSE_DEPS, trees::VECTORS] {
+                    n += store.clear(t).map_err(|e| internal(e.to_string()))?;
+                }
+                if let Ok(index) = self.app.index().await {
+                    index.clear();
+                }
+                CacheEvictOutput { evicted: n, detail: "everything stored for this project".into() }
+            }
+        };
+        store.flush_async().await.map_err(|e| internal(e.to_string()))?;
+        reply(format!("evicted {} records: {}", out.evicted, out.detail), &out)
+    }
+}

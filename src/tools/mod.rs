@@ -1,0 +1,56 @@
+//! The MCP tools: one file per tool, each a thin adapter from typed params to the domain.
+//!
+//! Every tool file adds its own `#[tool_router(router = <name>_router)]` block to `Refrain`;
+//! `router()` joins them. rmcp lists tools sorted by name, so the list is the same every time
+//! (agents' prompt caches depend on it). Errors an agent can fix come back as an `isError` result
+//! whose text says how to fix it; our own bugs are internal errors and are logged.
+
+pub mod cache_evict;
+pub mod cache_stats;
+
+use crate::app::App;
+use rmcp::ErrorData;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{CallToolResult, ContentBlock as Content};
+use serde::Serialize;
+
+/// The tool host: the app handle plus the joined tool router.
+#[derive(Clone)]
+pub struct Refrain {
+    /// The project's state.
+    pub app: App,
+    /// Every registered tool.
+    pub tool_router: ToolRouter<Refrain>,
+}
+
+impl Refrain {
+    /// A tool host for one project.
+    pub fn new(app: App) -> Refrain {
+        Refrain { app, tool_router: router() }
+    }
+}
+
+/// Every tool refrain registers. Register only tools that work.
+pub fn router() -> ToolRouter<Refrain> {
+    Refrain::cache_stats_router() + Refrain::cache_evict_router()
+}
+
+/// A successful result: a short human text plus the structured output.
+pub fn reply<T: Serialize>(text: impl Into<String>, out: &T) -> Result<CallToolResult, ErrorData> {
+    let value = serde_json::to_value(out).map_err(|e| internal(format!("cannot serialise tool output: {e}")))?;
+    let mut result = CallToolResult::success(vec![Content::text(text.into())]);
+    result.structured_content = Some(value);
+    Ok(result)
+}
+
+/// A failure the agent can fix: an `isError` result with a sentence saying how.
+pub fn fail(text: impl Into<String>) -> Result<CallToolResult, ErrorData> {
+    Ok(CallToolResult::error(vec![Content::text(text.into())]))
+}
+
+/// Our own bug or an infrastructure failure: logged, returned as an internal error.
+pub fn internal(msg: impl Into<String>) -> ErrorData {
+    let msg = msg.into();
+    tracing::error!(error = %msg, "internal error");
+    ErrorData::internal_error(msg, None)
+}
