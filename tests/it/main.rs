@@ -1,0 +1,4 @@
+//! refrain's one integration test binary: drives the real `refrain` binary the way agents do.
+
+mod server;
+mod support;
