@@ -35,14 +35,21 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let (ta, tb) = (a.to_string(), b.to_string());
     let mut out = std::io::stdout().lock();
     let explain_ms = median(args.runs, || {
-        let (va, vb): (Value, Value) = (serde_json::from_str(&ta).unwrap_or_default(), serde_json::from_str(&tb).unwrap_or_default());
+        let (va, vb): (Value, Value) =
+            (serde_json::from_str(&ta).unwrap_or_default(), serde_json::from_str(&tb).unwrap_or_default());
         if let (Ok(ra), Ok(rb)) = (Request::parse(&va, None), Request::parse(&vb, None)) {
             let e = explain(&ra, &rb, &rules);
             std::hint::black_box(e);
         }
     });
     let ra = Request::parse(&a, None)?;
-    writeln!(out, "explain_cache_break: two requests of ~{} tokens ({} bytes each), median of {} runs: {explain_ms:.1} ms (target < 50 ms; JSON text to report)", ra.tokens(), ta.len(), args.runs)?;
+    writeln!(
+        out,
+        "explain_cache_break: two requests of ~{} tokens ({} bytes each), median of {} runs: {explain_ms:.1} ms (target < 50 ms; JSON text to report)",
+        ra.tokens(),
+        ta.len(),
+        args.runs
+    )?;
     let text = transcript(args.transcript_bytes);
     let policy = resolve_policy(&rules, Some("anthropic_clear_tool_uses"), None)?;
     let mut actions = 0;
@@ -53,7 +60,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             actions = p.actions.len();
         }
     });
-    writeln!(out, "compact_preview: transcript of {} bytes, {actions} actions, median of {} runs: {compact_ms:.1} ms (target < 300 ms; JSONL text to report)", text.len(), args.runs)?;
+    writeln!(
+        out,
+        "compact_preview: transcript of {} bytes, {actions} actions, median of {} runs: {compact_ms:.1} ms (target < 300 ms; JSONL text to report)",
+        text.len(),
+        args.runs
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -70,7 +82,9 @@ fn median(runs: usize, mut f: impl FnMut()) -> f64 {
 }
 
 fn filler(i: usize, bytes: usize) -> String {
-    let line = format!("src/module_{i}.rs:{i}: fn handler_{i}(request: &Request) -> Result<Response, Error> {{ /* body */ }}\n");
+    let line = format!(
+        "src/module_{i}.rs:{i}: fn handler_{i}(request: &Request) -> Result<Response, Error> {{ /* body */ }}\n"
+    );
     line.repeat(bytes / line.len() + 1)
 }
 
@@ -88,7 +102,9 @@ fn requests(tokens: u64) -> anyhow::Result<(Value, Value)> {
         i += 1;
     }
     let mut b = a.clone();
-    if let Some(sys) = b.get_mut("system").and_then(Value::as_array_mut).and_then(|s| s.last_mut()).and_then(|s| s.get_mut("text")) {
+    if let Some(sys) =
+        b.get_mut("system").and_then(Value::as_array_mut).and_then(|s| s.last_mut()).and_then(|s| s.get_mut("text"))
+    {
         *sys = Value::String(format!("{} Current time: 2026-11-22T03:00:00Z", sys.as_str().unwrap_or_default()));
     }
     if let Some(m) = b.get_mut("messages").and_then(Value::as_array_mut) {

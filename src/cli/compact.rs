@@ -45,16 +45,29 @@ pub struct CompactArgs {
 /// Runs the command.
 pub fn run(global: &super::GlobalArgs, args: CompactArgs) -> anyhow::Result<ExitCode> {
     let rules = super::prompt_rules(global, args.rules.as_deref())?;
-    let policy = args.policy.as_deref().map(serde_json::from_str).transpose().context("--policy must be a JSON object")?;
+    let policy =
+        args.policy.as_deref().map(serde_json::from_str).transpose().context("--policy must be a JSON object")?;
     let log: Option<ReplacementLog> = match &args.log {
-        Some(p) => Some(serde_json::from_str(&std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?)?),
+        Some(p) => Some(serde_json::from_str(
+            &std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?,
+        )?),
         None => None,
     };
     let messages = match &args.messages {
-        Some(p) => Some(serde_json::from_str(&std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?)?),
+        Some(p) => Some(serde_json::from_str(
+            &std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?,
+        )?),
         None => None,
     };
-    let input = CompactInput { messages, transcript: args.transcript, preset: args.preset, policy, log, include_messages: args.include_messages, model: args.model };
+    let input = CompactInput {
+        messages,
+        transcript: args.transcript,
+        preset: args.preset,
+        policy,
+        log,
+        include_messages: args.include_messages,
+        model: args.model,
+    };
     let plan = run_compact(&input, &rules, &Access::unrestricted())?;
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -62,11 +75,24 @@ pub fn run(global: &super::GlobalArgs, args: CompactArgs) -> anyhow::Result<Exit
         return Ok(ExitCode::SUCCESS);
     }
     let trig = if plan.triggered { "reached" } else { "not reached" };
-    writeln!(out, "tokens {} -> {} (trigger {} tokens {trig}; {})", plan.tokens_before, plan.tokens_after, plan.policy.trigger_tokens, plan.counting)?;
+    writeln!(
+        out,
+        "tokens {} -> {} (trigger {} tokens {trig}; {})",
+        plan.tokens_before, plan.tokens_after, plan.policy.trigger_tokens, plan.counting
+    )?;
     for (tool, t) in &plan.per_tool {
-        writeln!(out, "  {tool}: {} results cleared, {} truncated, {} inputs cleared, ~{} tokens saved", t.results_cleared, t.results_truncated, t.inputs_cleared, t.tokens_saved)?;
+        writeln!(
+            out,
+            "  {tool}: {} results cleared, {} truncated, {} inputs cleared, ~{} tokens saved",
+            t.results_cleared, t.results_truncated, t.inputs_cleared, t.tokens_saved
+        )?;
     }
     writeln!(out, "{}", plan.cache.verdict)?;
-    writeln!(out, "{} actions ({} replayed from the log); pass --json to get the log", plan.actions.len(), plan.actions.iter().filter(|a| a.replayed).count())?;
+    writeln!(
+        out,
+        "{} actions ({} replayed from the log); pass --json to get the log",
+        plan.actions.len(),
+        plan.actions.iter().filter(|a| a.replayed).count()
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -52,7 +52,15 @@ pub fn run(global: &super::GlobalArgs, args: ExplainArgs) -> anyhow::Result<Exit
         [] => (None, None),
         _ => anyhow::bail!("give two request files, or --transcript FILE"),
     };
-    let input = ExplainInput { before, after, provider: args.provider, transcript: args.transcript, from_turn: args.from_turn, to_turn: args.to_turn, last_two: args.last_two };
+    let input = ExplainInput {
+        before,
+        after,
+        provider: args.provider,
+        transcript: args.transcript,
+        from_turn: args.from_turn,
+        to_turn: args.to_turn,
+        last_two: args.last_two,
+    };
     let report = run_explain(&input, &rules, &Access::unrestricted())?;
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -72,10 +80,24 @@ pub fn render_break(b: &CacheBreak) -> String {
     let t = &b.tokens;
     s += &format!(
         "  tokens: {} -> {} prompt; cached {} -> {}; lost {} (~${:.4} at {} ${}/MTok)\n",
-        t.before_total, t.after_total, t.cached_before, t.cached_after, t.lost, b.cost.lost_usd, b.cost.family, b.cost.input_usd_per_mtok
+        t.before_total,
+        t.after_total,
+        t.cached_before,
+        t.cached_after,
+        t.lost,
+        b.cost.lost_usd,
+        b.cost.family,
+        b.cost.input_usd_per_mtok
     );
     if let Some(d) = &b.divergence {
-        s += &format!("  first divergence: {} level, {} (char {})\n    before: {}\n    after:  {}\n", d.level.name(), d.path, d.char_offset, one_line(&d.before), one_line(&d.after));
+        s += &format!(
+            "  first divergence: {} level, {} (char {})\n    before: {}\n    after:  {}\n",
+            d.level.name(),
+            d.path,
+            d.char_offset,
+            one_line(&d.before),
+            one_line(&d.after)
+        );
     } else {
         s += "  no divergence: the later request only appends\n";
     }
@@ -100,7 +122,11 @@ fn render_session(r: &SessionReport) -> String {
     );
     s += &format!(
         "reported usage over {} requests: {} prompt tokens, {} read from cache ({:.1}%), {} written\n",
-        e.turns_with_usage, e.prompt_tokens, e.cache_read_tokens, e.cache_read_share * 100.0, e.cache_write_tokens
+        e.turns_with_usage,
+        e.prompt_tokens,
+        e.cache_read_tokens,
+        e.cache_read_share * 100.0,
+        e.cache_write_tokens
     );
     if r.breaks.is_empty() {
         s += "no cache break found\n";

@@ -2,6 +2,7 @@
 //!
 //! Only the non-serve commands print to stdout. Each command lives in its own file.
 
+mod bench;
 mod bench_prompt;
 mod compact;
 mod config_cmd;
@@ -47,6 +48,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Print the resolved configuration and where each value came from.
     Config(config_cmd::ConfigArgs),
+    /// Run a benchmark against the real binary and print a table.
+    Bench(bench::BenchArgs),
     /// Explain why the prompt cache broke: two request files, or a transcript.
     Explain(explain::ExplainArgs),
     /// Preview a cache-aware compaction of a transcript.
@@ -61,6 +64,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(&cli.global, args),
         Command::Config(args) => config_cmd::run(&cli.global, args),
+        Command::Bench(args) => bench::run(&cli.global, args),
         Command::Explain(args) => explain::run(&cli.global, args),
         Command::Compact(args) => compact::run(&cli.global, args),
         Command::BenchPrompt(args) => bench_prompt::run(args),

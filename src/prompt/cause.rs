@@ -104,12 +104,14 @@ fn blocks_of(r: &Request, level: Level) -> impl Iterator<Item = (usize, &Block)>
 }
 
 fn tools(a: &Request, b: &Request, out: &mut Vec<Cause>) {
-    let ta: HashMap<&str, (usize, &Block)> = blocks_of(a, Level::Tools).filter_map(|(i, x)| name(x).map(|n| (n, (i, x)))).collect();
+    let ta: HashMap<&str, (usize, &Block)> =
+        blocks_of(a, Level::Tools).filter_map(|(i, x)| name(x).map(|n| (n, (i, x)))).collect();
     let tb: HashMap<&str, &Block> = blocks_of(b, Level::Tools).filter_map(|(_, x)| name(x).map(|n| (n, x))).collect();
     let (na, nb) = (a.tool_names(), b.tool_names());
     for (pos, n) in nb.iter().enumerate() {
         if !ta.contains_key(n) {
-            let at = blocks_of(a, Level::Tools).nth(pos).map(|(i, _)| i).unwrap_or_else(|| a.level_start(Level::System));
+            let at =
+                blocks_of(a, Level::Tools).nth(pos).map(|(i, _)| i).unwrap_or_else(|| a.level_start(Level::System));
             out.push(Cause::new(CauseKind::ToolAdded, Level::Tools, Some(at), format!("tool added: {n} (position {pos})"),
                 format!("Register {n} from the first request of the session (or append new tools after a stable, sorted list) instead of adding it mid-conversation.")));
         }
@@ -126,15 +128,26 @@ fn tools(a: &Request, b: &Request, out: &mut Vec<Cause>) {
     if ca != cb {
         let first = ca.iter().zip(&cb).position(|(x, y)| x != y).unwrap_or(0);
         let at = ca.get(first).and_then(|n| ta.get(n)).map(|(i, _)| *i);
-        out.push(Cause::new(CauseKind::ToolsReordered, Level::Tools, at,
-            format!("tools reordered from position {first}: {} now where {} was", cb.get(first).unwrap_or(&"?"), ca.get(first).unwrap_or(&"?")),
-            "Sort tool definitions by name (or keep one fixed order) every time the request is built.".into()));
+        out.push(Cause::new(
+            CauseKind::ToolsReordered,
+            Level::Tools,
+            at,
+            format!(
+                "tools reordered from position {first}: {} now where {} was",
+                cb.get(first).unwrap_or(&"?"),
+                ca.get(first).unwrap_or(&"?")
+            ),
+            "Sort tool definitions by name (or keep one fixed order) every time the request is built.".into(),
+        ));
     }
     for n in &ca {
         if let (Some((i, x)), Some(y)) = (ta.get(n), tb.get(n))
             && x.text != y.text
         {
-            let (va, vb) = (serde_json::from_str::<Value>(&x.text).unwrap_or_default(), serde_json::from_str::<Value>(&y.text).unwrap_or_default());
+            let (va, vb) = (
+                serde_json::from_str::<Value>(&x.text).unwrap_or_default(),
+                serde_json::from_str::<Value>(&y.text).unwrap_or_default(),
+            );
             let (path, _, _) = first_leaf_diff(&va, &vb);
             let delta = y.text.chars().count() as i64 - x.text.chars().count() as i64;
             out.push(Cause::new(CauseKind::ToolSchemaEdited, Level::Tools, Some(*i),
@@ -162,13 +175,25 @@ fn system(a: &Request, b: &Request, out: &mut Vec<Cause>) {
                 let delta = tb.chars().count() as i64 - ta.chars().count() as i64;
                 let near: String = tb[byte..].chars().take(30).collect();
                 (
-                    format!("system prompt changed ({delta:+} chars) in {} at char {off}: now \"{}\"", y.path, near.replace('\n', " ")),
-                    format!("Move volatile text (the part at char {off} of {}) out of the cached prefix: put it after the last cache breakpoint, e.g. in the newest user message.", y.path),
+                    format!(
+                        "system prompt changed ({delta:+} chars) in {} at char {off}: now \"{}\"",
+                        y.path,
+                        near.replace('\n', " ")
+                    ),
+                    format!(
+                        "Move volatile text (the part at char {off} of {}) out of the cached prefix: put it after the last cache breakpoint, e.g. in the newest user message.",
+                        y.path
+                    ),
                 )
             }
-            (Some((_, x)), None) => (format!("system block removed: {} ({} chars)", x.path, x.text.chars().count()), "Keep the system prompt's blocks fixed for the session.".into()),
-            (None, Some((_, y))) => (format!("system block added: {} ({} chars)", y.path, y.text.chars().count()),
-                "Append late context as a message after the last breakpoint instead of adding a system block.".into()),
+            (Some((_, x)), None) => (
+                format!("system block removed: {} ({} chars)", x.path, x.text.chars().count()),
+                "Keep the system prompt's blocks fixed for the session.".into(),
+            ),
+            (None, Some((_, y))) => (
+                format!("system block added: {} ({} chars)", y.path, y.text.chars().count()),
+                "Append late context as a message after the last breakpoint instead of adding a system block.".into(),
+            ),
             (None, None) => continue,
         };
         out.push(Cause::new(CauseKind::SystemEdited, Level::System, at, summary, fix));
@@ -177,7 +202,12 @@ fn system(a: &Request, b: &Request, out: &mut Vec<Cause>) {
 
 fn plain(text: &str) -> String {
     match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(o)) => o.get("text").or_else(|| o.get("content")).and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| text.to_string()),
+        Ok(Value::Object(o)) => o
+            .get("text")
+            .or_else(|| o.get("content"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| text.to_string()),
         _ => text.to_string(),
     }
 }
@@ -185,7 +215,11 @@ fn plain(text: &str) -> String {
 /// Block ranges of each message: (message index, start, end) in prefix order.
 fn spans(r: &Request) -> Vec<(usize, usize, usize)> {
     let mut out: Vec<(usize, usize, usize)> = Vec::new();
-    for (i, b) in r.blocks.iter().enumerate().filter(|(_, b)| b.level == Level::Messages || b.path.starts_with("messages") || b.path.starts_with("input")) {
+    for (i, b) in
+        r.blocks.iter().enumerate().filter(|(_, b)| {
+            b.level == Level::Messages || b.path.starts_with("messages") || b.path.starts_with("input")
+        })
+    {
         match out.last_mut() {
             Some(last) if last.0 == b.index => last.2 = i + 1,
             _ => out.push((b.index, i, i + 1)),
@@ -226,8 +260,10 @@ fn messages(a: &Request, b: &Request, out: &mut Vec<Cause>) {
     if let Some((k, start, xs, ys)) = mutated.first() {
         let j = xs.iter().zip(ys.iter()).position(|(p, q)| !same_block(p, q)).unwrap_or(xs.len().min(ys.len()));
         let what = xs.get(j).or(ys.get(j)).map(|blk| describe_kind(&blk.kind)).unwrap_or_else(|| "content".into());
-        let more = if mutated.len() > 1 { format!(" (and {} later messages)", mutated.len() - 1) } else { String::new() };
-        let (role, path) = ys.first().or(xs.first()).map(|b| (b.role.clone().unwrap_or_default(), b.path.clone())).unwrap_or_default();
+        let more =
+            if mutated.len() > 1 { format!(" (and {} later messages)", mutated.len() - 1) } else { String::new() };
+        let (role, path) =
+            ys.first().or(xs.first()).map(|b| (b.role.clone().unwrap_or_default(), b.path.clone())).unwrap_or_default();
         out.push(Cause::new(CauseKind::MessageMutated, Level::Messages, Some(start + j.min(xs.len())),
             format!("earlier message {k} ({role}, {what}) was edited instead of appended to, at {path}{more}"),
             "Never edit earlier messages or tool results: append corrections as new messages; if old results must shrink, clear them with deterministic placeholders and a replacement log (compact_preview).".into()));
@@ -288,9 +324,13 @@ fn images(a: &Request, b: &Request, out: &mut Vec<Cause>) {
     let ib: usize = b.blocks[..n].iter().map(|x| x.images).sum();
     if ia != ib {
         let at = a.blocks.iter().zip(&b.blocks).position(|(x, y)| x.images != y.images).unwrap_or(n);
-        out.push(Cause::new(CauseKind::ImagesChanged, Level::Messages, Some(a.level_start(Level::Messages).min(at)),
+        out.push(Cause::new(
+            CauseKind::ImagesChanged,
+            Level::Messages,
+            Some(a.level_start(Level::Messages).min(at)),
             format!("images in the cached part changed: {ia} -> {ib}"),
-            "Do not add or strip images in earlier messages; add new images only in new messages.".into()));
+            "Do not add or strip images in earlier messages; add new images only in new messages.".into(),
+        ));
     }
 }
 

@@ -111,7 +111,11 @@ struct Use {
 
 /// Applies `log` then `policy` to `messages`.
 pub fn apply(messages: &[Value], policy: &Policy, log: Option<&ReplacementLog>) -> Result<Compacted, Error> {
-    if policy.keep_tool_uses.is_none() && policy.keep_turns.is_none() && policy.result_budget_tokens.is_none() && policy.clear_thinking_keep_turns.is_none() {
+    if policy.keep_tool_uses.is_none()
+        && policy.keep_turns.is_none()
+        && policy.result_budget_tokens.is_none()
+        && policy.clear_thinking_keep_turns.is_none()
+    {
         return Err(Error::BadPolicy("the policy clears nothing: set keep_tool_uses, keep_turns, result_budget_tokens or clear_thinking_keep_turns, or use a preset".into()));
     }
     let mut msgs = messages.to_vec();
@@ -156,7 +160,13 @@ pub fn apply(messages: &[Value], policy: &Policy, log: Option<&ReplacementLog>) 
                         if fresh && first_changed.is_none_or(|f| i < f) {
                             first_changed = Some(i);
                         }
-                        actions.push(Action { replacement: r.clone(), message: i, tokens_before: before, tokens_after: after, replayed: !fresh });
+                        actions.push(Action {
+                            replacement: r.clone(),
+                            message: i,
+                            tokens_before: before,
+                            tokens_after: after,
+                            replayed: !fresh,
+                        });
                     }
                     if removed {
                         break;
@@ -200,7 +210,10 @@ fn human_turn_starts(msgs: &[Value]) -> Vec<usize> {
         .filter(|(_, m)| m.get("role").and_then(Value::as_str) == Some("user"))
         .filter(|(_, m)| match m.get("content") {
             Some(Value::String(_)) => true,
-            Some(Value::Array(bs)) => bs.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("text")) && !bs.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result")),
+            Some(Value::Array(bs)) => {
+                bs.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                    && !bs.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            }
             _ => false,
         })
         .map(|(i, _)| i)
@@ -208,11 +221,23 @@ fn human_turn_starts(msgs: &[Value]) -> Vec<usize> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn decide(msgs: &[Value], p: &Policy, uses: &[Use], results: &[(usize, String, u64)], names: &HashMap<&str, &str>, frozen: usize, done: &BTreeMap<String, Replacement>) -> Vec<Replacement> {
+fn decide(
+    msgs: &[Value],
+    p: &Policy,
+    uses: &[Use],
+    results: &[(usize, String, u64)],
+    names: &HashMap<&str, &str>,
+    frozen: usize,
+    done: &BTreeMap<String, Replacement>,
+) -> Vec<Replacement> {
     let turns = human_turn_starts(msgs);
-    let turn_floor = p.keep_turns.map(|n| if n == 0 { msgs.len() } else { turns.iter().rev().nth(n - 1).copied().unwrap_or(0) });
-    let use_floor = p.keep_tool_uses.map(|n| if n == 0 { usize::MAX } else { uses.iter().rev().nth(n - 1).map(|u| u.msg).unwrap_or(0) });
-    let kept_ids: std::collections::HashSet<&str> = p.keep_tool_uses.map(|n| uses.iter().rev().take(n).map(|u| u.id.as_str()).collect()).unwrap_or_default();
+    let turn_floor =
+        p.keep_turns.map(|n| if n == 0 { msgs.len() } else { turns.iter().rev().nth(n - 1).copied().unwrap_or(0) });
+    let use_floor = p
+        .keep_tool_uses
+        .map(|n| if n == 0 { usize::MAX } else { uses.iter().rev().nth(n - 1).map(|u| u.msg).unwrap_or(0) });
+    let kept_ids: std::collections::HashSet<&str> =
+        p.keep_tool_uses.map(|n| uses.iter().rev().take(n).map(|u| u.id.as_str()).collect()).unwrap_or_default();
     let mut out = Vec::new();
     let mut cleared_tokens = 0;
     for (msg, id, tokens) in results {
@@ -242,7 +267,12 @@ fn decide(msgs: &[Value], p: &Policy, uses: &[Use], results: &[(usize, String, u
         out.retain(|r| r.action != "cleared");
     }
     if let Some(keep) = p.clear_thinking_keep_turns {
-        let assistants: Vec<usize> = msgs.iter().enumerate().filter(|(_, m)| m.get("role").and_then(Value::as_str) == Some("assistant")).map(|(i, _)| i).collect();
+        let assistants: Vec<usize> = msgs
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.get("role").and_then(Value::as_str) == Some("assistant"))
+            .map(|(i, _)| i)
+            .collect();
         let floor = if keep == 0 { usize::MAX } else { assistants.iter().rev().nth(keep - 1).copied().unwrap_or(0) };
         for (i, m) in msgs.iter().enumerate().filter(|(i, _)| *i >= frozen && *i < floor) {
             for b in m.get("content").and_then(Value::as_array).into_iter().flatten() {
@@ -260,7 +290,9 @@ fn decide(msgs: &[Value], p: &Policy, uses: &[Use], results: &[(usize, String, u
 
 fn is_placeholder_result(msgs: &[Value], msg: usize, id: &str) -> bool {
     msgs.get(msg).and_then(|m| m.get("content")).and_then(Value::as_array).is_some_and(|bs| {
-        bs.iter().any(|b| b.get("tool_use_id").and_then(Value::as_str) == Some(id) && content_text(b).starts_with("[refrain: cleared"))
+        bs.iter().any(|b| {
+            b.get("tool_use_id").and_then(Value::as_str) == Some(id) && content_text(b).starts_with("[refrain: cleared")
+        })
     })
 }
 
@@ -276,13 +308,17 @@ fn target_of(b: &Value) -> Option<String> {
 }
 
 fn input_target(b: &Value) -> Option<String> {
-    (b.get("type").and_then(Value::as_str)? == "tool_use").then(|| Some(format!("input:{}", b.get("id")?.as_str()?))).flatten()
+    (b.get("type").and_then(Value::as_str)? == "tool_use")
+        .then(|| Some(format!("input:{}", b.get("id")?.as_str()?)))
+        .flatten()
 }
 
 fn content_text(b: &Value) -> String {
     match b.get("content") {
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n"),
+        Some(Value::Array(parts)) => {
+            parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n")
+        }
         Some(other) => other.to_string(),
         None => String::new(),
     }
@@ -326,7 +362,9 @@ fn replace(b: &mut Value, r: &Replacement, budget: u64) -> bool {
 pub fn per_tool(actions: &[Action]) -> BTreeMap<String, ToolSummary> {
     let mut out: BTreeMap<String, ToolSummary> = BTreeMap::new();
     for a in actions {
-        let key = a.replacement.tool.clone().unwrap_or_else(|| if a.replacement.target.starts_with("thinking") { "(thinking)".into() } else { "(unknown tool)".into() });
+        let key = a.replacement.tool.clone().unwrap_or_else(|| {
+            if a.replacement.target.starts_with("thinking") { "(thinking)".into() } else { "(unknown tool)".into() }
+        });
         let s = out.entry(key).or_default();
         match (a.replacement.target.split(':').next(), a.replacement.action.as_str()) {
             (Some("input"), _) => s.inputs_cleared += 1,

@@ -57,9 +57,17 @@ pub struct CompactionPlan {
 }
 
 /// Compacts and prices the result. `model` selects prices (Anthropic rules when it names Claude).
-pub fn preview(messages: &[Value], policy: &Policy, log: Option<&ReplacementLog>, model: &str, rules: &Rules, include_messages: bool) -> Result<CompactionPlan, Error> {
+pub fn preview(
+    messages: &[Value],
+    policy: &Policy,
+    log: Option<&ReplacementLog>,
+    model: &str,
+    rules: &Rules,
+    include_messages: bool,
+) -> Result<CompactionPlan, Error> {
     let c = compact::apply(messages, policy, log)?;
-    let provider = if model.is_empty() || model.contains("claude") { Provider::Anthropic } else { Provider::OpenAiChat };
+    let provider =
+        if model.is_empty() || model.contains("claude") { Provider::Anthropic } else { Provider::OpenAiChat };
     let pr = rules.provider(provider);
     let fam = pr.family(if model.is_empty() { "claude-sonnet" } else { model });
     let price = fam.input_usd_per_mtok / 1e6;
@@ -85,7 +93,9 @@ pub fn preview(messages: &[Value], policy: &Policy, log: Option<&ReplacementLog>
         (Some(i), Some(n)) => format!(
             "the cached prefix breaks at message {i}: the next request writes ~{write_tokens} tokens (${with:.4} instead of ${without:.4}); the clearing saves ${saving:.4} per later request and pays back after {n} more requests"
         ),
-        (Some(i), None) => format!("the cached prefix breaks at message {i} and the clearing saves nothing: it does not pay"),
+        (Some(i), None) => {
+            format!("the cached prefix breaks at message {i} and the clearing saves nothing: it does not pay")
+        }
     };
     let cache = CacheImpact {
         breaks_at_message: c.first_changed,
@@ -115,7 +125,10 @@ pub fn preview(messages: &[Value], policy: &Policy, log: Option<&ReplacementLog>
 pub fn resolve_policy(rules: &Rules, preset: Option<&str>, overrides: Option<&Value>) -> Result<Policy, Error> {
     let mut base = match preset {
         Some(name) => serde_json::to_value(rules.presets.get(name).ok_or_else(|| {
-            Error::BadPolicy(format!("unknown preset {name}; known presets: {}", rules.presets.keys().cloned().collect::<Vec<_>>().join(", ")))
+            Error::BadPolicy(format!(
+                "unknown preset {name}; known presets: {}",
+                rules.presets.keys().cloned().collect::<Vec<_>>().join(", ")
+            ))
         })?)
         .map_err(|e| Error::BadPolicy(e.to_string()))?,
         None => Value::Object(Default::default()),

@@ -51,7 +51,16 @@ pub fn same_block(x: &Block, y: &Block) -> bool {
 fn describe(i: usize, x: Option<&Block>, y: Option<&Block>) -> Divergence {
     let base = x.or(y);
     let (level, index, sub) = base.map(|b| (b.level, b.index, b.sub)).unwrap_or((Level::Messages, 0, None));
-    let mut d = Divergence { block: i, level, index, sub, path: String::new(), char_offset: 0, before: String::new(), after: String::new() };
+    let mut d = Divergence {
+        block: i,
+        level,
+        index,
+        sub,
+        path: String::new(),
+        char_offset: 0,
+        before: String::new(),
+        after: String::new(),
+    };
     match (x, y) {
         (Some(x), Some(y)) if x.path != y.path => {
             d.path = x.path.clone();
@@ -195,8 +204,12 @@ mod tests {
 
     #[test]
     fn divergence_names_path_offset_and_excerpt() {
-        let a = req(json!({"model": "claude-sonnet-4-5", "system": [{"type": "text", "text": "You are helpful. Today is 2026-11-21."}], "messages": []}));
-        let b = req(json!({"model": "claude-sonnet-4-5", "system": [{"type": "text", "text": "You are helpful. Today is 2026-11-22."}], "messages": []}));
+        let a = req(
+            json!({"model": "claude-sonnet-4-5", "system": [{"type": "text", "text": "You are helpful. Today is 2026-11-21."}], "messages": []}),
+        );
+        let b = req(
+            json!({"model": "claude-sonnet-4-5", "system": [{"type": "text", "text": "You are helpful. Today is 2026-11-22."}], "messages": []}),
+        );
         let d = first_divergence(&a, &b).unwrap();
         assert_eq!(d.level, Level::System);
         assert_eq!(d.path, "system[0].text");
@@ -207,7 +220,9 @@ mod tests {
     #[test]
     fn append_only_has_no_divergence() {
         let a = req(json!({"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]}));
-        let b = req(json!({"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}));
+        let b = req(
+            json!({"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}),
+        );
         assert_eq!(first_divergence(&a, &b), None);
     }
 

@@ -114,7 +114,12 @@ pub fn explain(a: &Request, b: &Request, rules: &Rules) -> CacheBreak {
     let div = first_divergence(a, b);
     let mut causes = cause::detect(a, b, pr);
     let common = div.as_ref().map(|d| d.block).unwrap_or(a.blocks.len());
-    let valid_upto = causes.iter().filter(|c| !matches!(c.kind, CauseKind::UnknownFieldChanged)).filter_map(|c| c.at_block).min().unwrap_or(usize::MAX);
+    let valid_upto = causes
+        .iter()
+        .filter(|c| !matches!(c.kind, CauseKind::UnknownFieldChanged))
+        .filter_map(|c| c.at_block)
+        .min()
+        .unwrap_or(usize::MAX);
     let reach = common.min(valid_upto);
     let gap_ms = match (a.timestamp_ms, b.timestamp_ms) {
         (Some(x), Some(y)) if y >= x => Some(y - x),
@@ -124,17 +129,22 @@ pub fn explain(a: &Request, b: &Request, rules: &Rules) -> CacheBreak {
     let below_min: Vec<&Entry> = all_entries.iter().filter(|e| e.tokens < fam.min_cacheable_tokens).collect();
     let valid: Vec<&Entry> = all_entries.iter().filter(|e| e.tokens >= fam.min_cacheable_tokens).collect();
     let cached_before = valid.iter().map(|e| e.tokens).max().unwrap_or(0);
-    let alive: Vec<&&Entry> = valid.iter().filter(|e| gap_ms.is_none_or(|g| g <= pr.ttl_secs(&e.ttl) as i64 * 1000)).collect();
+    let alive: Vec<&&Entry> =
+        valid.iter().filter(|e| gap_ms.is_none_or(|g| g <= pr.ttl_secs(&e.ttl) as i64 * 1000)).collect();
     let (ideal_after, cached_after) = match b.provider {
         Provider::Anthropic => {
             let ideal = alive.iter().filter(|e| e.len <= reach).map(|e| e.tokens).max().unwrap_or(0);
             let read = b.blocks.iter().enumerate().filter(|(_, x)| x.breakpoint.is_some()).flat_map(|(p, _)| {
-                alive.iter().filter(move |e| e.len <= reach.min(p + 1) && e.len + pr.lookback_blocks > p).map(|e| e.tokens)
+                alive
+                    .iter()
+                    .filter(move |e| e.len <= reach.min(p + 1) && e.len + pr.lookback_blocks > p)
+                    .map(|e| e.tokens)
             });
             (ideal, read.max().unwrap_or(0))
         }
         _ => {
-            let shared = if alive.is_empty() { 0 } else { round_down(cum[reach.min(a.blocks.len())], pr.token_granularity) };
+            let shared =
+                if alive.is_empty() { 0 } else { round_down(cum[reach.min(a.blocks.len())], pr.token_granularity) };
             let read = if shared >= fam.min_cacheable_tokens { shared.min(cached_before) } else { 0 };
             (read, read)
         }
@@ -201,9 +211,15 @@ fn entries(a: &Request, pr: &ProviderRules, cum: &[u64]) -> Vec<Entry> {
             .blocks
             .iter()
             .enumerate()
-            .filter_map(|(k, x)| x.breakpoint.as_ref().map(|ttl| Entry { len: k + 1, tokens: cum[k + 1], ttl: ttl.clone() }))
+            .filter_map(|(k, x)| {
+                x.breakpoint.as_ref().map(|ttl| Entry { len: k + 1, tokens: cum[k + 1], ttl: ttl.clone() })
+            })
             .collect(),
-        _ => vec![Entry { len: a.blocks.len(), tokens: round_down(a.tokens(), pr.token_granularity), ttl: pr.ttl_default.clone() }],
+        _ => vec![Entry {
+            len: a.blocks.len(),
+            tokens: round_down(a.tokens(), pr.token_granularity),
+            ttl: pr.ttl_default.clone(),
+        }],
     }
 }
 
@@ -228,14 +244,21 @@ fn extra_causes(
                 "Use the 1h TTL on the long-lived prefix when pauses exceed 5 minutes (writes cost 2x instead of 1.25x), or send a cheap request before the TTL runs out.".into()));
         }
     }
-    if valid.is_empty() && (!below_min.is_empty() || (b.provider != Provider::Anthropic && a.tokens() < fam.min_cacheable_tokens)) {
+    if valid.is_empty()
+        && (!below_min.is_empty() || (b.provider != Provider::Anthropic && a.tokens() < fam.min_cacheable_tokens))
+    {
         let biggest = below_min.iter().map(|e| e.tokens).max().unwrap_or_else(|| a.tokens());
         causes.push(Cause::new(CauseKind::PrefixBelowMinimum, Level::Tools, None,
             format!("the cacheable prefix ({biggest} tokens) is below {}'s minimum of {} tokens, so nothing was cached", fam.name, fam.min_cacheable_tokens),
             format!("Caching only starts at {} tokens for this model: place breakpoints after at least that much stable content, or accept that short prompts are not cached.", fam.min_cacheable_tokens)));
     }
     if b.provider == Provider::Anthropic {
-        let bp = |r: &Request| r.blocks.iter().filter_map(|x| x.breakpoint.as_ref().map(|t| (x.path.clone(), t.clone()))).collect::<Vec<_>>();
+        let bp = |r: &Request| {
+            r.blocks
+                .iter()
+                .filter_map(|x| x.breakpoint.as_ref().map(|t| (x.path.clone(), t.clone())))
+                .collect::<Vec<_>>()
+        };
         let (pa, pb) = (bp(a), bp(b));
         if ideal_after > cached_after {
             causes.push(Cause::new(CauseKind::BreakpointsMoved, Level::Messages, None,
@@ -272,7 +295,9 @@ fn rank(causes: &mut [Cause], cum: &[u64], cached_before: u64, div_block: Option
     }
     // Equal losses: the specific cause (images, thinking...) before the generic "message edited".
     let generic = |c: &Cause| matches!(c.kind, CauseKind::MessageMutated | CauseKind::UnknownFieldChanged);
-    causes.sort_by(|x, y| y.tokens_lost.cmp(&x.tokens_lost).then(generic(x).cmp(&generic(y))).then(y.primary.cmp(&x.primary)));
+    causes.sort_by(|x, y| {
+        y.tokens_lost.cmp(&x.tokens_lost).then(generic(x).cmp(&generic(y))).then(y.primary.cmp(&x.primary))
+    });
     for (i, c) in causes.iter_mut().enumerate() {
         c.rank = i + 1;
     }
@@ -287,14 +312,24 @@ fn check_reported(a: &Request, b: &Request, predicted: u64) -> Option<ReportedCh
     let mut note = if agrees {
         format!("reported cache read {read} agrees with the predicted {predicted}")
     } else {
-        format!("reported cache read {read} disagrees with the predicted {predicted}: the request bodies may be incomplete (transcripts omit system and tools), or the estimate is off")
+        format!(
+            "reported cache read {read} disagrees with the predicted {predicted}: the request bodies may be incomplete (transcripts omit system and tools), or the estimate is off"
+        )
     };
     if let Some(p) = prev
         && read + read / 20 < p
     {
-        note.push_str(&format!("; the provider reports a break: {p} tokens were cached by the previous request, {read} read now"));
+        note.push_str(&format!(
+            "; the provider reports a break: {p} tokens were cached by the previous request, {read} read now"
+        ));
     }
-    Some(ReportedCheck { cache_read_tokens: read, cache_creation_tokens: u.cache_creation_tokens, predicted_read_tokens: predicted, agrees, note })
+    Some(ReportedCheck {
+        cache_read_tokens: read,
+        cache_creation_tokens: u.cache_creation_tokens,
+        predicted_read_tokens: predicted,
+        agrees,
+        note,
+    })
 }
 
 fn layout(b: &Request) -> Vec<BreakpointLayout> {
@@ -311,7 +346,10 @@ fn layout(b: &Request) -> Vec<BreakpointLayout> {
 
 fn verdict(broke: bool, lost: u64, cached_before: u64, causes: &[Cause], cost: &CostFigures) -> String {
     match (broke, causes.first()) {
-        (true, Some(c)) => format!("cache broke: ~{lost} of ~{cached_before} cached tokens lost (~${:.4}); main cause: {}", cost.lost_usd, c.summary),
+        (true, Some(c)) => format!(
+            "cache broke: ~{lost} of ~{cached_before} cached tokens lost (~${:.4}); main cause: {}",
+            cost.lost_usd, c.summary
+        ),
         (true, None) => format!("cache broke: ~{lost} of ~{cached_before} cached tokens lost (~${:.4})", cost.lost_usd),
         (false, _) if cached_before == 0 => match causes.iter().find(|c| c.kind == CauseKind::PrefixBelowMinimum) {
             Some(c) => format!("nothing was cached: {}", c.summary),

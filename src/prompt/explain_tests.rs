@@ -8,7 +8,10 @@ use super::rules::Rules;
 use rstest::rstest;
 use serde_json::{Value, json};
 
-const CAPTURED: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/transcripts/captured/claude-api-request-after-hooks.json"));
+const CAPTURED: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/transcripts/captured/claude-api-request-after-hooks.json"
+));
 
 fn base() -> Value {
     let v: Value = serde_json::from_str(CAPTURED).unwrap();
@@ -27,7 +30,10 @@ fn model_changed(b: &mut Value) {
     b["model"] = json!("claude-sonnet-4-5");
 }
 fn tool_added(b: &mut Value) {
-    b["tools"].as_array_mut().unwrap().insert(3, json!({"name": "Lint", "description": "run the linter", "input_schema": {"type": "object"}}));
+    b["tools"]
+        .as_array_mut()
+        .unwrap()
+        .insert(3, json!({"name": "Lint", "description": "run the linter", "input_schema": {"type": "object"}}));
 }
 fn tool_removed(b: &mut Value) {
     let i = tool_index(b, "Bash");
@@ -61,7 +67,10 @@ fn effort_changed(b: &mut Value) {
     b["output_config"]["effort"] = json!("high");
 }
 fn image_added(b: &mut Value) {
-    b["messages"][0]["content"].as_array_mut().unwrap().insert(0, json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}));
+    b["messages"][0]["content"].as_array_mut().unwrap().insert(
+        0,
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}),
+    );
 }
 fn ttl_changed(b: &mut Value) {
     b["system"][1]["cache_control"] = json!({"type": "ephemeral", "ttl": "1h"});
@@ -96,12 +105,18 @@ fn unknown_field_changed(b: &mut Value) {
 #[case::ttl_changed(ttl_changed, CauseKind::TtlChanged, false, "5m -> 1h")]
 #[case::breakpoints_moved(breakpoints_moved, CauseKind::BreakpointsMoved, true, "within 20 blocks")]
 #[case::unknown_field(unknown_field_changed, CauseKind::UnknownFieldChanged, false, "speculative_new_field")]
-fn each_cause_is_named_with_evidence(#[case] mutate: fn(&mut Value), #[case] kind: CauseKind, #[case] breaks: bool, #[case] evidence: &str) {
+fn each_cause_is_named_with_evidence(
+    #[case] mutate: fn(&mut Value),
+    #[case] kind: CauseKind,
+    #[case] breaks: bool,
+    #[case] evidence: &str,
+) {
     let a = base();
     let mut b = a.clone();
     mutate(&mut b);
     let e = run(&a, &b);
-    let cause = e.causes.iter().find(|c| c.kind == kind).unwrap_or_else(|| panic!("{kind:?} not found in {:#?}", e.causes));
+    let cause =
+        e.causes.iter().find(|c| c.kind == kind).unwrap_or_else(|| panic!("{kind:?} not found in {:#?}", e.causes));
     assert!(cause.summary.contains(evidence), "{:?}: {}", kind, cause.summary);
     assert!(!cause.fix.is_empty());
     assert_eq!(e.broke, breaks, "{kind:?}: {}", e.verdict);
@@ -116,7 +131,10 @@ fn each_cause_is_named_with_evidence(#[case] mutate: fn(&mut Value), #[case] kin
 #[case::system(system_edited, true)]
 #[case::thinking(thinking_changed, false)]
 #[case::message(message_mutated, false)]
-fn tool_and_system_changes_lose_more_than_message_level_ones(#[case] mutate: fn(&mut Value), #[case] loses_system_level: bool) {
+fn tool_and_system_changes_lose_more_than_message_level_ones(
+    #[case] mutate: fn(&mut Value),
+    #[case] loses_system_level: bool,
+) {
     let a = base();
     let mut b = a.clone();
     mutate(&mut b);
@@ -129,7 +147,10 @@ fn tool_and_system_changes_lose_more_than_message_level_ones(#[case] mutate: fn(
 fn appending_a_turn_keeps_the_cache() {
     let a = base();
     let mut b = a.clone();
-    b["messages"].as_array_mut().unwrap().push(json!({"role": "assistant", "content": [{"type": "text", "text": "Done."}]}));
+    b["messages"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"role": "assistant", "content": [{"type": "text", "text": "Done."}]}));
     let e = run(&a, &b);
     assert!(!e.broke, "{}", e.verdict);
     assert!(e.divergence.is_none());
@@ -167,7 +188,11 @@ fn a_prefix_below_the_minimum_caches_nothing() {
     let e = run(&a, &a.clone());
     assert!(!e.broke);
     assert_eq!(e.tokens.cached_before, 0);
-    assert!(e.causes.iter().any(|c| c.kind == CauseKind::PrefixBelowMinimum && c.summary.contains("4096")), "{:#?}", e.causes);
+    assert!(
+        e.causes.iter().any(|c| c.kind == CauseKind::PrefixBelowMinimum && c.summary.contains("4096")),
+        "{:#?}",
+        e.causes
+    );
 }
 
 #[rstest]

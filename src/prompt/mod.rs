@@ -20,7 +20,8 @@ pub use request::{Provider, Request};
 pub use rules::Rules;
 
 /// How token counts were obtained, as reports state it.
-pub const TOKEN_COUNTING: &str = "estimate: about 4 bytes of UTF-8 per token (no tokenizer for these models is bundled); expect +-20%";
+pub const TOKEN_COUNTING: &str =
+    "estimate: about 4 bytes of UTF-8 per token (no tokenizer for these models is bundled); expect +-20%";
 
 /// Errors of prompt-cache analysis.
 #[derive(Debug, thiserror::Error)]

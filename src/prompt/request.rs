@@ -119,7 +119,11 @@ impl Usage {
     /// Reads Anthropic (`cache_read_input_tokens`) or OpenAI (`cached_tokens`, `cached_input_tokens`) usage.
     pub fn from_json(v: &Value) -> Option<Usage> {
         let n = |k: &str| v.get(k).and_then(Value::as_u64);
-        let nested = v.get("prompt_tokens_details").or_else(|| v.get("input_tokens_details")).and_then(|d| d.get("cached_tokens")).and_then(Value::as_u64);
+        let nested = v
+            .get("prompt_tokens_details")
+            .or_else(|| v.get("input_tokens_details"))
+            .and_then(|d| d.get("cached_tokens"))
+            .and_then(Value::as_u64);
         let u = Usage {
             input_tokens: n("input_tokens").or_else(|| n("prompt_tokens")),
             cache_read_tokens: n("cache_read_input_tokens").or(nested).or_else(|| n("cached_input_tokens")),
@@ -132,7 +136,9 @@ impl Usage {
     pub fn prompt_total(&self, provider: Provider) -> Option<u64> {
         let input = self.input_tokens?;
         Some(match provider {
-            Provider::Anthropic => input + self.cache_read_tokens.unwrap_or(0) + self.cache_creation_tokens.unwrap_or(0),
+            Provider::Anthropic => {
+                input + self.cache_read_tokens.unwrap_or(0) + self.cache_creation_tokens.unwrap_or(0)
+            }
             _ => input,
         })
     }
@@ -160,10 +166,16 @@ const PREFIX_KEYS: [&str; 6] = ["model", "tools", "system", "messages", "instruc
 impl Request {
     /// Parses a body, or an envelope `{body, timestamp?, usage?}` (as captured by proxies).
     pub fn parse(value: &Value, provider: Option<Provider>) -> Result<Request, Error> {
-        let Some(obj) = value.as_object() else { return Err(Error::BadRequest("a request must be a JSON object".into())) };
+        let Some(obj) = value.as_object() else {
+            return Err(Error::BadRequest("a request must be a JSON object".into()));
+        };
         if let Some(body) = obj.get("body").filter(|b| b.is_object()) {
             let mut req = Request::parse(body, provider)?;
-            req.timestamp_ms = obj.get("timestamp").and_then(Value::as_str).and_then(super::time::parse_rfc3339_ms).or(req.timestamp_ms);
+            req.timestamp_ms = obj
+                .get("timestamp")
+                .and_then(Value::as_str)
+                .and_then(super::time::parse_rfc3339_ms)
+                .or(req.timestamp_ms);
             req.usage = obj.get("usage").and_then(Usage::from_json).or(req.usage);
             return Ok(req);
         }
@@ -192,19 +204,34 @@ impl Request {
                     push_system(&mut blocks, sys, "instructions");
                 }
                 match obj.get("input") {
-                    Some(Value::String(s)) => blocks.push(text_block(Level::Messages, 0, None, "input".into(), BlockKind::Text, Some("user".into()), &Value::String(s.clone()))),
+                    Some(Value::String(s)) => blocks.push(text_block(
+                        Level::Messages,
+                        0,
+                        None,
+                        "input".into(),
+                        BlockKind::Text,
+                        Some("user".into()),
+                        &Value::String(s.clone()),
+                    )),
                     Some(v) => push_messages(&mut blocks, v, "input", provider)?,
                     None => {}
                 }
             }
         }
-        let params = obj.iter().filter(|(k, _)| !PREFIX_KEYS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let params = obj
+            .iter()
+            .filter(|(k, _)| !PREFIX_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         Ok(Request { provider, model, blocks, params, timestamp_ms: None, usage: None })
     }
 
     /// Tool names in order.
     pub fn tool_names(&self) -> Vec<&str> {
-        self.blocks.iter().filter_map(|b| if let BlockKind::Tool(n) = &b.kind { Some(n.as_str()) } else { None }).collect()
+        self.blocks
+            .iter()
+            .filter_map(|b| if let BlockKind::Tool(n) = &b.kind { Some(n.as_str()) } else { None })
+            .collect()
     }
 
     /// Total estimated tokens.
@@ -239,7 +266,10 @@ fn detect(obj: &Map<String, Value>) -> Provider {
     }
     let anthropic_blocks = obj.get("messages").and_then(Value::as_array).is_some_and(|ms| {
         ms.iter().filter_map(|m| m.get("content").and_then(Value::as_array)).flatten().any(|b| {
-            matches!(b.get("type").and_then(Value::as_str), Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking"))
+            matches!(
+                b.get("type").and_then(Value::as_str),
+                Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking")
+            )
         })
     });
     if anthropic_blocks { Provider::Anthropic } else { Provider::OpenAiChat }
@@ -281,10 +311,20 @@ fn push_messages(blocks: &mut Vec<Block>, msgs: &Value, key: &str, provider: Pro
             _ => Level::Messages,
         };
         match m.get("content") {
-            Some(Value::Array(parts)) if provider == Provider::Anthropic || item_type.is_none_or(|t| t == "message") => {
+            Some(Value::Array(parts))
+                if provider == Provider::Anthropic || item_type.is_none_or(|t| t == "message") =>
+            {
                 for (j, b) in parts.iter().enumerate() {
                     let kind = kind_of(b);
-                    blocks.push(text_block(level, i, Some(j), format!("{key}[{i}].content[{j}]"), kind, role.clone(), b));
+                    blocks.push(text_block(
+                        level,
+                        i,
+                        Some(j),
+                        format!("{key}[{i}].content[{j}]"),
+                        kind,
+                        role.clone(),
+                        b,
+                    ));
                 }
                 if parts.is_empty() {
                     blocks.push(text_block(level, i, None, format!("{key}[{i}]"), BlockKind::Text, role.clone(), m));
@@ -292,7 +332,15 @@ fn push_messages(blocks: &mut Vec<Block>, msgs: &Value, key: &str, provider: Pro
             }
             _ if provider == Provider::Anthropic => {
                 let content = m.get("content").cloned().unwrap_or(Value::Null);
-                blocks.push(text_block(level, i, None, format!("{key}[{i}].content"), BlockKind::Text, role.clone(), &content));
+                blocks.push(text_block(
+                    level,
+                    i,
+                    None,
+                    format!("{key}[{i}].content"),
+                    BlockKind::Text,
+                    role.clone(),
+                    &content,
+                ));
             }
             _ => {
                 // OpenAI: the whole message or item is the block (tool calls, outputs, reasoning...).
@@ -320,13 +368,23 @@ fn kind_of(b: &Value) -> BlockKind {
         Some("tool_use" | "server_tool_use" | "mcp_tool_use") => BlockKind::ToolUse(s("name")),
         Some("function_call" | "custom_tool_call" | "local_shell_call") => BlockKind::ToolUse(s("name")),
         Some("tool_result" | "mcp_tool_result") => BlockKind::ToolResult(s("tool_use_id")),
-        Some("function_call_output" | "custom_tool_call_output" | "local_shell_call_output") => BlockKind::ToolResult(s("call_id")),
+        Some("function_call_output" | "custom_tool_call_output" | "local_shell_call_output") => {
+            BlockKind::ToolResult(s("call_id"))
+        }
         Some("thinking" | "redacted_thinking" | "reasoning") => BlockKind::Thinking,
         Some(other) => BlockKind::Other(other.to_string()),
     }
 }
 
-fn text_block(level: Level, index: usize, sub: Option<usize>, path: String, kind: BlockKind, role: Option<String>, v: &Value) -> Block {
+fn text_block(
+    level: Level,
+    index: usize,
+    sub: Option<usize>,
+    path: String,
+    kind: BlockKind,
+    role: Option<String>,
+    v: &Value,
+) -> Block {
     let breakpoint = v.get("cache_control").map(|cc| cc.get("ttl").and_then(Value::as_str).unwrap_or("5m").to_string());
     let text = match v {
         Value::String(s) => s.clone(),
@@ -345,7 +403,10 @@ fn count_images(text: &str) -> usize {
     if !text.contains("image") {
         return 0;
     }
-    ["\"type\":\"image\"", "\"type\":\"input_image\"", "\"type\":\"image_url\""].iter().map(|p| text.matches(p).count()).sum()
+    ["\"type\":\"image\"", "\"type\":\"input_image\"", "\"type\":\"image_url\""]
+        .iter()
+        .map(|p| text.matches(p).count())
+        .sum()
 }
 
 #[cfg(test)]
@@ -368,7 +429,11 @@ mod tests {
 
     #[test]
     fn captured_claude_code_request_parses() {
-        let v: Value = serde_json::from_str(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/transcripts/captured/claude-api-request-after-hooks.json"))).unwrap();
+        let v: Value = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/transcripts/captured/claude-api-request-after-hooks.json"
+        )))
+        .unwrap();
         let r = Request::parse(&v, None).unwrap();
         assert_eq!(r.model, "claude-opus-5-5");
         assert!(r.tool_names().len() > 50);

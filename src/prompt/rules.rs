@@ -213,7 +213,12 @@ mod tests {
     #[case(Provider::Anthropic, "claude-3-5-haiku-latest", 2048, 0.8)]
     #[case(Provider::OpenAiChat, "gpt-4o-2024-08-06", 1024, 2.5)]
     #[case(Provider::OpenAiResponses, "gpt-5-codex", 1024, 1.25)]
-    fn family_figures_come_from_the_table(#[case] p: Provider, #[case] model: &str, #[case] min: u64, #[case] price: f64) {
+    fn family_figures_come_from_the_table(
+        #[case] p: Provider,
+        #[case] model: &str,
+        #[case] min: u64,
+        #[case] price: f64,
+    ) {
         let r = Rules::builtin();
         let f = r.provider(p).family(model);
         assert_eq!(f.min_cacheable_tokens, min, "{model}");

@@ -83,7 +83,10 @@ impl Refrain {
         output_schema = schema_for_output::<CompactPreviewOutput>(),
         annotations(read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
     )]
-    pub async fn compact_preview(&self, Parameters(p): Parameters<CompactPreviewParams>) -> Result<CallToolResult, ErrorData> {
+    pub async fn compact_preview(
+        &self,
+        Parameters(p): Parameters<CompactPreviewParams>,
+    ) -> Result<CallToolResult, ErrorData> {
         let cfg = self.app.config.prompt.clone();
         let access = Access::new(&self.app.project.root, &cfg.transcript_roots);
         let policy = p.policy.map(|x| serde_json::to_value(x).map_err(|e| internal(e.to_string()))).transpose()?;
@@ -91,16 +94,33 @@ impl Refrain {
             Ok(l) => l,
             Err(e) => return fail(format!("replacement_log is not a log returned by compact_preview: {e}")),
         };
-        let input = CompactInput { messages: p.messages, transcript: p.transcript.map(Into::into), preset: p.preset, policy, log, include_messages: p.include_messages, model: p.model };
+        let input = CompactInput {
+            messages: p.messages,
+            transcript: p.transcript.map(Into::into),
+            preset: p.preset,
+            policy,
+            log,
+            include_messages: p.include_messages,
+            model: p.model,
+        };
         let run = move || {
             let rules = Rules::load(cfg.rules_file.as_deref()).map_err(|e| e.to_string())?;
             analyze::run_compact(&input, &rules, &access).map_err(|e| e.to_string())
         };
-        let plan = match tokio::task::spawn_blocking(run).await.map_err(|e| internal(format!("compaction task failed: {e}")))? {
+        let plan = match tokio::task::spawn_blocking(run)
+            .await
+            .map_err(|e| internal(format!("compaction task failed: {e}")))?
+        {
             Ok(r) => r,
             Err(msg) => return fail(msg),
         };
-        let text = format!("{} -> {} tokens (estimate), {} actions; {}", plan.tokens_before, plan.tokens_after, plan.actions.len(), plan.cache.verdict);
+        let text = format!(
+            "{} -> {} tokens (estimate), {} actions; {}",
+            plan.tokens_before,
+            plan.tokens_after,
+            plan.actions.len(),
+            plan.cache.verdict
+        );
         let value = serde_json::to_value(&plan).map_err(|e| internal(e.to_string()))?;
         reply(text, &CompactPreviewOutput { plan: value })
     }

@@ -62,21 +62,38 @@ impl Refrain {
         output_schema = schema_for_output::<ExplainCacheBreakOutput>(),
         annotations(read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
     )]
-    pub async fn explain_cache_break(&self, Parameters(p): Parameters<ExplainCacheBreakParams>) -> Result<CallToolResult, ErrorData> {
+    pub async fn explain_cache_break(
+        &self,
+        Parameters(p): Parameters<ExplainCacheBreakParams>,
+    ) -> Result<CallToolResult, ErrorData> {
         let cfg = self.app.config.prompt.clone();
         let access = Access::new(&self.app.project.root, &cfg.transcript_roots);
-        let input = ExplainInput { before: p.before, after: p.after, provider: p.provider, transcript: p.transcript.map(Into::into), from_turn: p.from_turn, to_turn: p.to_turn, last_two: p.last_two };
+        let input = ExplainInput {
+            before: p.before,
+            after: p.after,
+            provider: p.provider,
+            transcript: p.transcript.map(Into::into),
+            from_turn: p.from_turn,
+            to_turn: p.to_turn,
+            last_two: p.last_two,
+        };
         let run = move || -> Result<ExplainReport, String> {
             let rules = Rules::load(cfg.rules_file.as_deref()).map_err(|e| e.to_string())?;
             analyze::run_explain(&input, &rules, &access).map_err(|e| e.to_string())
         };
-        let report = match tokio::task::spawn_blocking(run).await.map_err(|e| internal(format!("explain task failed: {e}")))? {
-            Ok(r) => r,
-            Err(msg) => return fail(msg),
-        };
+        let report =
+            match tokio::task::spawn_blocking(run).await.map_err(|e| internal(format!("explain task failed: {e}")))? {
+                Ok(r) => r,
+                Err(msg) => return fail(msg),
+            };
         let text = match &report {
             ExplainReport::Pair(b) => b.verdict.clone(),
-            ExplainReport::Session(s) => format!("{} requests, {} cache breaks, {:.0}% of prompt tokens read from cache", s.turns, s.breaks.len(), s.efficiency.cache_read_share * 100.0),
+            ExplainReport::Session(s) => format!(
+                "{} requests, {} cache breaks, {:.0}% of prompt tokens read from cache",
+                s.turns,
+                s.breaks.len(),
+                s.efficiency.cache_read_share * 100.0
+            ),
         };
         let value = serde_json::to_value(&report).map_err(|e| internal(e.to_string()))?;
         reply(text, &ExplainCacheBreakOutput { report: value })

@@ -58,10 +58,13 @@ pub enum ExplainReport {
 
 /// Explains two requests or a transcript.
 pub fn run_explain(input: &ExplainInput, rules: &Rules, access: &Access) -> Result<ExplainReport, Error> {
-    let provider = match input.provider.as_deref() {
-        None => None,
-        Some(p) => Some(Provider::from_name(p).ok_or_else(|| Error::Input(format!("unknown provider {p}: use anthropic, openai or openai_responses")))?),
-    };
+    let provider =
+        match input.provider.as_deref() {
+            None => None,
+            Some(p) => Some(Provider::from_name(p).ok_or_else(|| {
+                Error::Input(format!("unknown provider {p}: use anthropic, openai or openai_responses"))
+            })?),
+        };
     match (&input.before, &input.after, &input.transcript) {
         (Some(a), Some(b), None) => {
             let ra = Request::parse(a, provider)?;
@@ -74,12 +77,17 @@ pub fn run_explain(input: &ExplainInput, rules: &Rules, access: &Access) -> Resu
                 (Some(a), Some(b)) => Some((a, b)),
                 (Some(a), None) => Some((a, a + 1)),
                 (None, Some(b)) => Some((b.saturating_sub(1), b)),
-                (None, None) if input.last_two => Some(last_pair(&t).ok_or_else(|| Error::Input(format!("the transcript has {} requests: two are needed", t.turns.len())))?),
+                (None, None) if input.last_two => Some(last_pair(&t).ok_or_else(|| {
+                    Error::Input(format!("the transcript has {} requests: two are needed", t.turns.len()))
+                })?),
                 (None, None) => None,
             };
             Ok(ExplainReport::Session(Box::new(explain_session(&t, rules, pair)?)))
         }
-        _ => Err(Error::Input("give either `before` and `after` (two request bodies as JSON objects) or `transcript` (a path), not both".into())),
+        _ => Err(Error::Input(
+            "give either `before` and `after` (two request bodies as JSON objects) or `transcript` (a path), not both"
+                .into(),
+        )),
     }
 }
 
@@ -116,7 +124,12 @@ pub fn run_compact(input: &CompactInput, rules: &Rules, access: &Access) -> Resu
             let model = input.model.clone().unwrap_or_else(|| t.model().to_string());
             (t.conversation(), model)
         }
-        _ => return Err(Error::Input("give either `messages` (an array of Anthropic-style messages) or `transcript` (a path), not both".into())),
+        _ => {
+            return Err(Error::Input(
+                "give either `messages` (an array of Anthropic-style messages) or `transcript` (a path), not both"
+                    .into(),
+            ));
+        }
     };
     Ok(preview(&messages, &policy, input.log.as_ref(), &model, rules, input.include_messages)?)
 }

@@ -151,7 +151,11 @@ fn logged_request(s: &mut State, n: usize, v: &Value) {
         .cloned()
         .unwrap_or_default();
     let keep = v.get("keep").and_then(Value::as_u64).unwrap_or(0) as usize;
-    let tail: Vec<&str> = v.get("tail").and_then(Value::as_array).map(|t| t.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let tail: Vec<&str> = v
+        .get("tail")
+        .and_then(Value::as_array)
+        .map(|t| t.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     let seg = s.segments.last().cloned().unwrap_or_default();
     let mut msgs: Vec<Value> = base.into_iter().take(keep).collect();
     let mut missing = 0;

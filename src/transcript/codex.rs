@@ -21,7 +21,10 @@ pub(super) fn read(lines: &[(usize, Value)]) -> Option<Transcript> {
         let p = v.get("payload").cloned().unwrap_or(Value::Null);
         match v.get("type").and_then(Value::as_str) {
             Some("session_meta") => {
-                system = p.get("base_instructions").and_then(|b| b.get("text").cloned().or_else(|| b.as_str().map(|s| Value::String(s.into())))).or(system);
+                system = p
+                    .get("base_instructions")
+                    .and_then(|b| b.get("text").cloned().or_else(|| b.as_str().map(|s| Value::String(s.into()))))
+                    .or(system);
             }
             Some("turn_context") => {
                 if let Some(m) = p.get("model").and_then(Value::as_str) {
@@ -72,11 +75,26 @@ pub(super) fn read(lines: &[(usize, Value)]) -> Option<Transcript> {
                     }),
                 }
             }
+            Some("turn.completed") => {
+                // `codex exec --json` output: usage per turn, no request content.
+                turns.push(Turn {
+                    line: *n,
+                    timestamp_ms: ts(v),
+                    model: model.clone(),
+                    usage: v.get("usage").and_then(Usage::from_json),
+                    messages: Messages::None,
+                    reconstruction: Reconstruction::UsageOnly,
+                    after_compaction: false,
+                    request_id: None,
+                });
+            }
             Some("compacted") => {
                 compactions.push(CompactionMark { line: *n, trigger: None, pre_tokens: None });
                 let history = match p.get("replacement_history").and_then(Value::as_array) {
                     Some(h) => h.clone(),
-                    None => vec![json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": p.get("message").and_then(Value::as_str).unwrap_or_default()}]})],
+                    None => vec![
+                        json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": p.get("message").and_then(Value::as_str).unwrap_or_default()}]}),
+                    ],
                 };
                 segments.push(history);
                 after_compaction = true;
@@ -118,28 +136,57 @@ pub fn to_messages(items: &[Value]) -> Vec<Value> {
         match it.get("type").and_then(Value::as_str) {
             Some("message") => {
                 let role = if s("role") == "assistant" { "assistant" } else { "user" };
-                let text: Vec<&str> = it.get("content").and_then(Value::as_array).into_iter().flatten().filter_map(|c| c.get("text").and_then(Value::as_str)).collect();
+                let text: Vec<&str> = it
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c.get("text").and_then(Value::as_str))
+                    .collect();
                 push_merged(&mut out, role, vec![json!({"type": "text", "text": text.join("\n")})]);
             }
             Some("function_call" | "custom_tool_call" | "local_shell_call") => {
-                let args = it.get("arguments").or_else(|| it.get("input")).or_else(|| it.get("action")).cloned().unwrap_or(Value::Null);
+                let args = it
+                    .get("arguments")
+                    .or_else(|| it.get("input"))
+                    .or_else(|| it.get("action"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
                 let input = match &args {
                     Value::String(a) => serde_json::from_str(a).unwrap_or(json!({"raw": a})),
                     other => other.clone(),
                 };
-                push_merged(&mut out, "assistant", vec![json!({"type": "tool_use", "id": s("call_id"), "name": s("name"), "input": input})]);
+                push_merged(
+                    &mut out,
+                    "assistant",
+                    vec![json!({"type": "tool_use", "id": s("call_id"), "name": s("name"), "input": input})],
+                );
             }
             Some("function_call_output" | "custom_tool_call_output" | "local_shell_call_output") => {
                 let content = match it.get("output") {
                     Some(Value::String(o)) => o.clone(),
-                    Some(Value::Array(parts)) => parts.iter().filter_map(|c| c.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n"),
+                    Some(Value::Array(parts)) => parts
+                        .iter()
+                        .filter_map(|c| c.get("text").and_then(Value::as_str))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
                     Some(other) => other.to_string(),
                     None => String::new(),
                 };
-                push_merged(&mut out, "user", vec![json!({"type": "tool_result", "tool_use_id": s("call_id"), "content": content})]);
+                push_merged(
+                    &mut out,
+                    "user",
+                    vec![json!({"type": "tool_result", "tool_use_id": s("call_id"), "content": content})],
+                );
             }
             Some("reasoning") => {
-                let text: Vec<&str> = it.get("summary").and_then(Value::as_array).into_iter().flatten().filter_map(|c| c.get("text").and_then(Value::as_str)).collect();
+                let text: Vec<&str> = it
+                    .get("summary")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c.get("text").and_then(Value::as_str))
+                    .collect();
                 push_merged(&mut out, "assistant", vec![json!({"type": "thinking", "thinking": text.join("\n")})]);
             }
             _ => {}

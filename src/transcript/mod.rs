@@ -23,7 +23,9 @@ use std::sync::Arc;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The path is outside the allowed directories.
-    #[error("transcript path {path} is outside the allowed directories ({allowed}); move it there or add its directory to prompt.transcript_roots in refrain.toml")]
+    #[error(
+        "transcript path {path} is outside the allowed directories ({allowed}); move it there or add its directory to prompt.transcript_roots in refrain.toml"
+    )]
     Forbidden {
         /// The canonical path asked for.
         path: PathBuf,
@@ -79,7 +81,8 @@ pub enum Reconstruction {
     Exact,
     /// From the request log, with some messages filled in from the conversation.
     Partial,
-    /// Messages only (the transcript does not hold system prompt or tools).
+    /// Messages only (the transcript does not hold system prompt or tools); for Claude Code a
+    /// breakpoint on the last block is assumed, as Claude Code places it.
     MessagesOnly,
     /// Usage figures only.
     UsageOnly,
@@ -163,7 +166,8 @@ impl Transcript {
         let text = std::fs::read_to_string(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
         Transcript::parse(&text).ok_or_else(|| {
             let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
-            let bad = text.lines().filter(|l| !l.trim().is_empty() && serde_json::from_str::<Value>(l).is_err()).count();
+            let bad =
+                text.lines().filter(|l| !l.trim().is_empty() && serde_json::from_str::<Value>(l).is_err()).count();
             Error::Unrecognised { path, lines, bad }
         })
     }
@@ -181,7 +185,19 @@ impl Transcript {
                 Err(_) => bad += 1,
             }
         }
-        let codex = lines.iter().any(|(_, v)| matches!(v.get("type").and_then(Value::as_str), Some("session_meta" | "response_item" | "turn_context" | "event_msg")));
+        let codex = lines.iter().any(|(_, v)| {
+            matches!(
+                v.get("type").and_then(Value::as_str),
+                Some(
+                    "session_meta"
+                        | "response_item"
+                        | "turn_context"
+                        | "event_msg"
+                        | "thread.started"
+                        | "turn.completed"
+                )
+            )
+        });
         let mut t = if codex { codex::read(&lines) } else { claude::read(&lines) }?;
         t.lines = lines.len() + bad;
         t.bad_lines = bad;
@@ -219,7 +235,19 @@ impl Transcript {
                         o.insert("input".into(), Value::Array(msgs.to_vec()));
                     }
                     _ => {
-                        o.insert("messages".into(), Value::Array(msgs.to_vec()));
+                        // Claude Code puts its moving breakpoint on the last block of every request;
+                        // the transcript does not record it, so assume that layout.
+                        let mut msgs = msgs.to_vec();
+                        if let Some(last) = msgs
+                            .last_mut()
+                            .and_then(|m| m.get_mut("content"))
+                            .and_then(Value::as_array_mut)
+                            .and_then(|c| c.last_mut())
+                            .and_then(Value::as_object_mut)
+                        {
+                            last.insert("cache_control".into(), serde_json::json!({"type": "ephemeral"}));
+                        }
+                        o.insert("messages".into(), Value::Array(msgs));
                     }
                 }
                 Value::Object(o)

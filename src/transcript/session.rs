@@ -109,7 +109,16 @@ fn explain_pair(t: &Transcript, rules: &Rules, a: usize, b: usize, always: bool)
             let mut e = explain(&ra, &rb, rules);
             if tb.after_compaction {
                 let mark = t.compactions.iter().rev().find(|c| c.line < tb.line);
-                let detail = mark.map(|m| format!(" at line {} (trigger {}, {} tokens before)", m.line, m.trigger.as_deref().unwrap_or("unknown"), m.pre_tokens.map(|p| p.to_string()).unwrap_or("?".into()))).unwrap_or_default();
+                let detail = mark
+                    .map(|m| {
+                        format!(
+                            " at line {} (trigger {}, {} tokens before)",
+                            m.line,
+                            m.trigger.as_deref().unwrap_or("unknown"),
+                            m.pre_tokens.map(|p| p.to_string()).unwrap_or("?".into())
+                        )
+                    })
+                    .unwrap_or_default();
                 let mut c = Cause::new(CauseKind::Compacted, Level::Messages, None, format!("the agent compacted the conversation{detail}: the history was replaced by a summary"),
                     "Compaction always rewrites the prefix; let it trigger less often (higher threshold) or clear old tool results first with a cache-aware policy (compact_preview).".into());
                 c.tokens_lost = e.tokens.lost;
@@ -121,20 +130,37 @@ fn explain_pair(t: &Transcript, rules: &Rules, a: usize, b: usize, always: bool)
             }
             Some(e)
         }
-        (Err(Error::NoBody(_)), _) | (_, Err(Error::NoBody(_))) if !always || reported_note.is_some() || ta.usage.is_some() => None,
+        (Err(Error::NoBody(_)), _) | (_, Err(Error::NoBody(_)))
+            if !always || reported_note.is_some() || ta.usage.is_some() =>
+        {
+            None
+        }
         (Err(e), _) | (_, Err(e)) => return Err(e),
     };
-    Ok(TurnBreak { from_turn: a, to_turn: b, line: tb.line, reconstruction: tb.reconstruction, explanation, reported_note })
+    Ok(TurnBreak {
+        from_turn: a,
+        to_turn: b,
+        line: tb.line,
+        reconstruction: tb.reconstruction,
+        explanation,
+        reported_note,
+    })
 }
 
-fn reported_break(p: Provider, a: Option<&crate::prompt::request::Usage>, b: Option<&crate::prompt::request::Usage>) -> Option<String> {
+fn reported_break(
+    p: Provider,
+    a: Option<&crate::prompt::request::Usage>,
+    b: Option<&crate::prompt::request::Usage>,
+) -> Option<String> {
     let (a, b) = (a?, b?);
     let read = b.cache_read_tokens?;
     let prev = match p {
         Provider::Anthropic => a.cache_read_tokens.unwrap_or(0) + a.cache_creation_tokens.unwrap_or(0),
         _ => a.cache_read_tokens.unwrap_or(0),
     };
-    (prev > 0 && read + read / 20 < prev).then(|| format!("reported usage shows a break: the previous request had {prev} tokens cached, this one read {read}"))
+    (prev > 0 && read + read / 20 < prev).then(|| {
+        format!("reported usage shows a break: the previous request had {prev} tokens cached, this one read {read}")
+    })
 }
 
 fn efficiency(t: &Transcript) -> Efficiency {

@@ -12,6 +12,8 @@ fn fixture(rel: &str) -> String {
 #[case("captured/claude-transcript-mcp-call.jsonl", Format::ClaudeCode, 2, 0)]
 #[case("captured/claude-transcript-mcp-call-then-compact.jsonl", Format::ClaudeCode, 2, 1)]
 #[case("captured/codex-rollout-mcp-call.jsonl", Format::Codex, 2, 0)]
+#[case("captured/codex-exec-json.jsonl", Format::Codex, 1, 0)]
+#[case("captured/claude-print-stream-json.jsonl", Format::ClaudeCode, 2, 0)]
 #[case("captured/codex-rollout-with-compaction.jsonl", Format::Codex, 3, 1)]
 #[case("claude-code-log/dag_compact_after_rewind.jsonl", Format::ClaudeCode, 4, 1)]
 #[case("claude-code-log/edge_cases.jsonl", Format::ClaudeCode, 3, 0)]
@@ -21,7 +23,12 @@ fn fixture(rel: &str) -> String {
 #[case("ccusage/claude-project-alpha-chat.jsonl", Format::ClaudeCode, 3, 0)]
 #[case("ccusage/claude-project-beta-chat.jsonl", Format::ClaudeCode, 2, 0)]
 #[case("ccusage/codex-session-alpha.jsonl", Format::Codex, 2, 0)]
-fn every_sample_transcript_reads(#[case] rel: &str, #[case] format: Format, #[case] min_turns: usize, #[case] compactions: usize) {
+fn every_sample_transcript_reads(
+    #[case] rel: &str,
+    #[case] format: Format,
+    #[case] min_turns: usize,
+    #[case] compactions: usize,
+) {
     let t = Transcript::parse(&fixture(rel)).unwrap();
     assert_eq!(t.format, format);
     assert!(t.turns.len() >= min_turns, "{rel}: {} turns", t.turns.len());
