@@ -107,7 +107,11 @@ struct Use {
     msg: usize,
     id: String,
     name: String,
+    input_tokens: u64,
 }
+
+/// Results and inputs at or below this size are left alone: the placeholder would not be smaller.
+const MIN_CLEAR_TOKENS: u64 = 24;
 
 /// Applies `log` then `policy` to `messages`.
 pub fn apply(messages: &[Value], policy: &Policy, log: Option<&ReplacementLog>) -> Result<Compacted, Error> {
@@ -195,7 +199,12 @@ fn index(msgs: &[Value]) -> (Vec<Use>, Vec<(usize, String, u64)>) {
         for b in m.get("content").and_then(Value::as_array).into_iter().flatten() {
             let s = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
             match b.get("type").and_then(Value::as_str) {
-                Some("tool_use" | "server_tool_use") => uses.push(Use { msg: i, id: s("id"), name: s("name") }),
+                Some("tool_use" | "server_tool_use") => uses.push(Use {
+                    msg: i,
+                    id: s("id"),
+                    name: s("name"),
+                    input_tokens: b.get("input").map(|x| estimate_tokens(&x.to_string())).unwrap_or(0),
+                }),
                 Some("tool_result") => results.push((i, s("tool_use_id"), estimate_tokens(&b.to_string()))),
                 _ => {}
             }
@@ -251,10 +260,17 @@ fn decide(
         let old_by_turns = turn_floor.is_some_and(|f| *msg < f);
         let protected_by_turns = turn_floor.is_some_and(|f| *msg >= f);
         let eligible = !p.exclude_tools.contains(&tname) && (p.only_tools.is_empty() || p.only_tools.contains(&tname));
-        if eligible && (old_by_uses || old_by_turns) && !protected_by_turns && !is_placeholder_result(msgs, *msg, id) {
+        let big_enough = *tokens > MIN_CLEAR_TOKENS;
+        if eligible
+            && big_enough
+            && (old_by_uses || old_by_turns)
+            && !protected_by_turns
+            && !is_placeholder_result(msgs, *msg, id)
+        {
             cleared_tokens += tokens;
             out.push(Replacement { target, action: "cleared".into(), tool: tool.clone() });
-            if p.clear_tool_inputs {
+            let input_tokens = uses.iter().find(|u| &u.id == id).map(|u| u.input_tokens).unwrap_or(0);
+            if p.clear_tool_inputs && input_tokens > MIN_CLEAR_TOKENS {
                 out.push(Replacement { target: format!("input:{id}"), action: "cleared".into(), tool });
             }
         } else if let Some(budget) = p.result_budget_tokens
@@ -394,7 +410,7 @@ mod tests {
             let id = format!("toolu_{i:03}");
             m.push(json!({"role": "assistant", "content": [
                 {"type": "thinking", "thinking": format!("plan step {i}"), "signature": "sig"},
-                {"type": "tool_use", "id": id, "name": name, "input": {"path": format!("src/f{i}.rs")}}]}));
+                {"type": "tool_use", "id": id, "name": name, "input": {"path": format!("src/f{i}.rs"), "new_text": "y".repeat(200)}}]}));
             m.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": format!("line {i}\n").repeat(400)}]}));
         }
         m

@@ -142,3 +142,39 @@ pub fn resolve_policy(rules: &Rules, preset: Option<&str>, overrides: Option<&Va
     }
     serde_json::from_value(base).map_err(|e| Error::BadPolicy(e.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn convo(results: usize, bytes: usize) -> Vec<Value> {
+        let mut m = vec![json!({"role": "user", "content": [{"type": "text", "text": "go"}]})];
+        for i in 0..results {
+            let id = format!("toolu_{i}");
+            m.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {}}]}));
+            m.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "z".repeat(bytes)}]}));
+        }
+        m
+    }
+
+    #[test]
+    fn presets_resolve_and_fields_override_them() {
+        let rules = Rules::builtin();
+        let p = resolve_policy(&rules, Some("anthropic_clear_tool_uses"), Some(&json!({"keep_tool_uses": 5}))).unwrap();
+        assert_eq!((p.trigger_tokens, p.keep_tool_uses), (100_000, Some(5)));
+        assert!(resolve_policy(&rules, Some("nope"), None).unwrap_err().to_string().contains("known presets"));
+        assert!(resolve_policy(&rules, None, Some(&json!({"keep_tool_use": 1}))).is_err(), "typos are refused");
+    }
+
+    #[test]
+    fn clearing_big_old_results_pays_back_and_names_the_break() {
+        let rules = Rules::builtin();
+        let p = resolve_policy(&rules, Some("anthropic_clear_tool_uses"), Some(&json!({"trigger_tokens": 0}))).unwrap();
+        let plan = preview(&convo(10, 40_000), &p, None, "claude-sonnet-4-5", &rules, false).unwrap();
+        assert_eq!(plan.per_tool["Read"].results_cleared, 7);
+        assert_eq!(plan.cache.breaks_at_message, Some(2));
+        assert!(plan.cache.pays_back_after_requests.is_some_and(|n| n >= 1), "{}", plan.cache.verdict);
+        assert!(plan.messages.is_none());
+    }
+}
