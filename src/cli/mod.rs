@@ -3,7 +3,10 @@
 //! Only the non-serve commands print to stdout. Each command lives in its own file.
 
 mod bench;
+mod bench_prompt;
+mod compact;
 mod config_cmd;
+mod explain;
 mod serve;
 
 use crate::config::{Config, Overrides, Sourced};
@@ -47,6 +50,12 @@ enum Command {
     Config(config_cmd::ConfigArgs),
     /// Run a benchmark against the real binary and print a table.
     Bench(bench::BenchArgs),
+    /// Explain why the prompt cache broke: two request files, or a transcript.
+    Explain(explain::ExplainArgs),
+    /// Preview a cache-aware compaction of a transcript.
+    Compact(compact::CompactArgs),
+    /// Time explain and compact on large generated inputs (use a release build).
+    BenchPrompt(bench_prompt::BenchArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -56,6 +65,9 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(&cli.global, args),
         Command::Config(args) => config_cmd::run(&cli.global, args),
         Command::Bench(args) => bench::run(&cli.global, args),
+        Command::Explain(args) => explain::run(&cli.global, args),
+        Command::Compact(args) => compact::run(&cli.global, args),
+        Command::BenchPrompt(args) => bench_prompt::run(args),
     }
 }
 
@@ -90,4 +102,13 @@ pub fn init_logging(config: &Config) {
         Some(f) => builder.with_writer(std::sync::Mutex::new(f)).try_init(),
         None => builder.with_writer(std::io::stderr).try_init(),
     };
+}
+
+/// Provider rules for the prompt commands: the explicit file, else `prompt.rules_file`, else built in.
+fn prompt_rules(global: &GlobalArgs, explicit: Option<&std::path::Path>) -> anyhow::Result<crate::prompt::Rules> {
+    if let Some(p) = explicit {
+        return Ok(crate::prompt::Rules::load(Some(p))?);
+    }
+    let (_, sourced) = resolve(global, None)?;
+    Ok(crate::prompt::Rules::load(sourced.config.prompt.rules_file.as_deref())?)
 }

@@ -7,6 +7,8 @@
 
 pub mod cache_evict;
 pub mod cache_stats;
+pub mod compact_preview;
+pub mod explain_cache_break;
 
 use crate::app::App;
 use rmcp::ErrorData;
@@ -32,7 +34,7 @@ impl Refrain {
 
 /// Every tool refrain registers. Register only tools that work.
 pub fn router() -> ToolRouter<Refrain> {
-    Refrain::cache_stats_router() + Refrain::cache_evict_router()
+    Refrain::cache_stats_router() + Refrain::cache_evict_router() + Refrain::explain_cache_break_router() + Refrain::compact_preview_router()
 }
 
 /// A successful result: a short human text plus the structured output.
