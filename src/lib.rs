@@ -14,6 +14,7 @@ pub mod config;
 pub mod embed;
 pub mod index;
 pub mod project;
+pub mod results;
 pub mod server;
 pub mod stats;
 pub mod store;

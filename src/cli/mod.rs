@@ -2,6 +2,9 @@
 //!
 //! Only the non-serve commands print to stdout. Each command lives in its own file.
 
+mod bench;
+mod bench_quality;
+mod bench_speed;
 mod config_cmd;
 mod serve;
 
@@ -44,6 +47,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Print the resolved configuration and where each value came from.
     Config(config_cmd::ConfigArgs),
+    /// Run a benchmark (release build): `refrain bench results`.
+    Bench(bench::BenchArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -52,6 +57,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(&cli.global, args),
         Command::Config(args) => config_cmd::run(&cli.global, args),
+        Command::Bench(args) => bench::run(&cli.global, args),
     }
 }
 
