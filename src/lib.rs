@@ -9,6 +9,7 @@
 //!   `config`, `project`.
 
 pub mod app;
+pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod embed;

@@ -1,64 +1,60 @@
-//! `refrain bench <scenario>`: rerunnable benchmarks, run in release mode.
-//!
-//! `results` measures the result cache: match quality on the GPTCache paraphrase pairs (in
-//! process, through the same decision code `response_cache_get` uses) and speed over stdio
-//! against the real binary.
+//! `refrain bench <scenario>`: rerunnable benchmarks that print a Markdown table.
 
 use super::GlobalArgs;
-use clap::{Args, Subcommand};
+use clap::{Args, ValueEnum};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// Which benchmark to run.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Scenario {
+    /// Startup time, idle memory, embedding latency, index search latency.
+    Core,
+    /// The result cache: semantic match quality on GPTCache's pairs and get/put speed over stdio.
+    Results,
+}
 
 /// Arguments of `refrain bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    #[command(subcommand)]
+    /// The scenario.
     scenario: Scenario,
+    /// Include the largest sizes (100k entries); slow.
+    #[arg(long)]
+    large: bool,
+    /// Scratch directory (default: a fresh temp dir).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    #[command(flatten)]
+    results: super::bench_results::ResultsBenchArgs,
 }
 
-#[derive(Debug, Subcommand)]
-enum Scenario {
-    /// The result cache: semantic match quality and get/put speed.
-    Results(ResultsBenchArgs),
-}
-
-/// Arguments of `refrain bench results`.
-#[derive(Debug, Args)]
-pub struct ResultsBenchArgs {
-    /// GPTCache's mock_data.json (origin/similar pairs, MIT), read at run time.
-    #[arg(long, default_value = "../shared/data/gptcache/mock_data.json")]
-    pub data: PathBuf,
-    /// Skip the quality part.
-    #[arg(long)]
-    pub no_quality: bool,
-    /// Skip the speed part.
-    #[arg(long)]
-    pub no_speed: bool,
-    /// Store sizes for the speed part.
-    #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
-    pub sizes: Vec<usize>,
-    /// Entries per size that carry an embedding (the rest are exact-only, to keep setup short).
-    #[arg(long, default_value_t = 2000)]
-    pub semantic_entries: usize,
-    /// Timed calls per measurement.
-    #[arg(long, default_value_t = 300)]
-    pub samples: usize,
-    /// Write every paraphrase's nearest candidates as JSON here (for tuning the verifier).
-    #[arg(long)]
-    pub dump: Option<PathBuf>,
-}
-
-/// Runs a benchmark scenario and prints its tables.
+/// Runs the benchmark and prints its table.
 pub fn run(global: &GlobalArgs, args: BenchArgs) -> anyhow::Result<ExitCode> {
-    match args.scenario {
-        Scenario::Results(a) => {
-            if !a.no_quality {
-                super::bench_quality::run(global, &a)?;
-            }
-            if !a.no_speed {
-                super::bench_speed::run(global, &a)?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+    if let Scenario::Results = args.scenario {
+        return super::bench_results::run(global, &args.results);
     }
+    let (_, sourced) = super::resolve(global, None)?;
+    let config = sourced.config;
+    let models = config.model.dir.clone().unwrap_or_else(|| config.home().join("models"));
+    let scratch = match &args.dir {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("refrain-bench-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&scratch)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let report = runtime.block_on(async {
+        match args.scenario {
+            Scenario::Core => crate::bench::core::run(&scratch, &models, args.large).await,
+            Scenario::Results => Ok(String::new()),
+        }
+    });
+    if args.dir.is_none() {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "machine: {}", crate::bench::machine())?;
+    writeln!(out, "{}", report?)?;
+    Ok(ExitCode::SUCCESS)
 }

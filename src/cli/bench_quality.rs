@@ -7,7 +7,7 @@
 //! (negatives: any hit is a wrong answer served).
 
 use super::GlobalArgs;
-use super::bench::ResultsBenchArgs;
+use super::bench_results::ResultsBenchArgs;
 use crate::embed::{Embedder, FastEmbedder, ModelFiles, cosine};
 use crate::results::semantic::{self, Candidate, Verifier};
 use serde::Deserialize;

@@ -7,7 +7,7 @@
 //! 100 files. The in-process freshness check of 100 files is timed on its own too.
 
 use super::GlobalArgs;
-use super::bench::ResultsBenchArgs;
+use super::bench_results::ResultsBenchArgs;
 use crate::app::App;
 use crate::results::entry::{self, Entry, now_ms};
 use crate::results::{PutRequest, fresh, key};

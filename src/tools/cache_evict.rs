@@ -67,7 +67,15 @@ impl Refrain {
         let out = match p.what {
             EvictTarget::All => {
                 let mut n = 0;
-                for t in [trees::PLANS, trees::PLAN_BUCKETS, trees::RESPONSES, trees::RESPONSE_LRU, trees::RESPONSE_DEPS, trees::RESPONSE_USE, trees::VECTORS] {
+                for t in [
+                    trees::PLANS,
+                    trees::PLAN_BUCKETS,
+                    trees::RESPONSES,
+                    trees::RESPONSE_LRU,
+                    trees::RESPONSE_DEPS,
+                    trees::RESPONSE_USE,
+                    trees::VECTORS,
+                ] {
                     n += store.clear(t).map_err(|e| internal(e.to_string()))?;
                 }
                 if let Ok(index) = self.app.index().await {
