@@ -16,6 +16,7 @@ pub mod embed;
 pub mod index;
 pub mod project;
 pub mod prompt;
+pub mod results;
 pub mod server;
 pub mod stats;
 pub mod store;

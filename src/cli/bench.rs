@@ -11,6 +11,8 @@ use std::process::ExitCode;
 pub enum Scenario {
     /// Startup time, idle memory, embedding latency, index search latency.
     Core,
+    /// The result cache: semantic match quality on GPTCache's pairs and get/put speed over stdio.
+    Results,
 }
 
 /// Arguments of `refrain bench`.
@@ -24,10 +26,15 @@ pub struct BenchArgs {
     /// Scratch directory (default: a fresh temp dir).
     #[arg(long)]
     dir: Option<PathBuf>,
+    #[command(flatten)]
+    results: super::bench_results::ResultsBenchArgs,
 }
 
 /// Runs the benchmark and prints its table.
 pub fn run(global: &GlobalArgs, args: BenchArgs) -> anyhow::Result<ExitCode> {
+    if let Scenario::Results = args.scenario {
+        return super::bench_results::run(global, &args.results);
+    }
     let (_, sourced) = super::resolve(global, None)?;
     let config = sourced.config;
     let models = config.model.dir.clone().unwrap_or_else(|| config.home().join("models"));
@@ -40,6 +47,7 @@ pub fn run(global: &GlobalArgs, args: BenchArgs) -> anyhow::Result<ExitCode> {
     let report = runtime.block_on(async {
         match args.scenario {
             Scenario::Core => crate::bench::core::run(&scratch, &models, args.large).await,
+            Scenario::Results => Ok(String::new()),
         }
     });
     if args.dir.is_none() {

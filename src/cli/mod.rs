@@ -5,6 +5,9 @@
 mod bench;
 mod bench_prompt;
 mod compact;
+mod bench_quality;
+mod bench_results;
+mod bench_speed;
 mod config_cmd;
 mod explain;
 mod serve;

@@ -4,6 +4,7 @@
 //! for the project except counters.
 
 use super::{Refrain, internal, reply};
+use crate::results::{self, EvictWhat};
 use crate::store::trees;
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
 use rmcp::schemars::{self, JsonSchema};
@@ -16,6 +17,23 @@ use serde::{Deserialize, Serialize};
 pub enum EvictTarget {
     /// Everything refrain stores for this project (plans, results, vectors); counters stay.
     All,
+    /// One cached result by its exact key (from response_cache_put/get).
+    ResponseKey {
+        /// The exact key.
+        key: String,
+    },
+    /// Every cached result of a tool.
+    ResponseTool {
+        /// The tool name.
+        tool: String,
+        /// Only this namespace (default: all).
+        #[serde(default)]
+        namespace: Option<String>,
+    },
+    /// Every cached result that expired or whose files changed.
+    ResponsesStale,
+    /// Every cached result (plans stay).
+    Responses,
 }
 
 /// Parameters of `cache_evict`.
@@ -55,6 +73,7 @@ impl Refrain {
                     trees::RESPONSES,
                     trees::RESPONSE_LRU,
                     trees::RESPONSE_DEPS,
+                    trees::RESPONSE_USE,
                     trees::VECTORS,
                 ] {
                     n += store.clear(t).map_err(|e| internal(e.to_string()))?;
@@ -64,8 +83,20 @@ impl Refrain {
                 }
                 CacheEvictOutput { evicted: n, detail: "everything stored for this project".into() }
             }
+            EvictTarget::ResponseKey { key } => responses(&self.app, EvictWhat::Key(key), "the result with that key").await?,
+            EvictTarget::ResponseTool { tool, namespace } => {
+                let detail = format!("every cached {tool} result");
+                responses(&self.app, EvictWhat::Tool { tool, namespace }, &detail).await?
+            }
+            EvictTarget::ResponsesStale => responses(&self.app, EvictWhat::Stale, "expired or stale results").await?,
+            EvictTarget::Responses => responses(&self.app, EvictWhat::All, "every cached result").await?,
         };
         store.flush_async().await.map_err(|e| internal(e.to_string()))?;
         reply(format!("evicted {} records: {}", out.evicted, out.detail), &out)
     }
+}
+
+async fn responses(app: &crate::app::App, what: EvictWhat, detail: &str) -> Result<CacheEvictOutput, ErrorData> {
+    let evicted = results::evict(app, &what).await.map_err(|e| internal(e.to_string()))?;
+    Ok(CacheEvictOutput { evicted, detail: detail.to_string() })
 }

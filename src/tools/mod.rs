@@ -9,6 +9,9 @@ pub mod cache_evict;
 pub mod cache_stats;
 pub mod compact_preview;
 pub mod explain_cache_break;
+pub mod response_cache_get;
+pub mod response_cache_invalidate;
+pub mod response_cache_put;
 
 use crate::app::App;
 use rmcp::ErrorData;
@@ -34,7 +37,13 @@ impl Refrain {
 
 /// Every tool refrain registers. Register only tools that work.
 pub fn router() -> ToolRouter<Refrain> {
-    Refrain::cache_stats_router() + Refrain::cache_evict_router() + Refrain::explain_cache_break_router() + Refrain::compact_preview_router()
+    Refrain::cache_stats_router()
+        + Refrain::cache_evict_router()
+        + Refrain::response_cache_get_router()
+        + Refrain::response_cache_put_router()
+        + Refrain::response_cache_invalidate_router()
+        + Refrain::explain_cache_break_router()
+        + Refrain::compact_preview_router()
 }
 
 /// A successful result: a short human text plus the structured output.
