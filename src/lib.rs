@@ -13,6 +13,7 @@ pub mod cli;
 pub mod config;
 pub mod embed;
 pub mod index;
+pub mod plan;
 pub mod project;
 pub mod server;
 pub mod stats;

@@ -2,7 +2,9 @@
 //!
 //! Only the non-serve commands print to stdout. Each command lives in its own file.
 
+mod bench;
 mod config_cmd;
+mod plans;
 mod serve;
 
 use crate::config::{Config, Overrides, Sourced};
@@ -44,6 +46,10 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Print the resolved configuration and where each value came from.
     Config(config_cmd::ConfigArgs),
+    /// The plan library: list, show, evict, export and import (JSON lines).
+    Plans(plans::PlansArgs),
+    /// Rerunnable benchmarks (plans: lookup quality and latency; clinc: intent grouping).
+    Bench(bench::BenchArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -52,6 +58,8 @@ pub fn main() -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(&cli.global, args),
         Command::Config(args) => config_cmd::run(&cli.global, args),
+        Command::Plans(args) => plans::run(&cli.global, args),
+        Command::Bench(args) => bench::run(&cli.global, args),
     }
 }
 

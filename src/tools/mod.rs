@@ -7,6 +7,10 @@
 
 pub mod cache_evict;
 pub mod cache_stats;
+pub mod plan_feedback;
+pub mod plan_list;
+pub mod plan_lookup;
+pub mod plan_store;
 
 use crate::app::App;
 use rmcp::ErrorData;
@@ -32,7 +36,12 @@ impl Refrain {
 
 /// Every tool refrain registers. Register only tools that work.
 pub fn router() -> ToolRouter<Refrain> {
-    Refrain::cache_stats_router() + Refrain::cache_evict_router()
+    Refrain::cache_stats_router()
+        + Refrain::cache_evict_router()
+        + Refrain::plan_lookup_router()
+        + Refrain::plan_store_router()
+        + Refrain::plan_feedback_router()
+        + Refrain::plan_list_router()
 }
 
 /// A successful result: a short human text plus the structured output.
