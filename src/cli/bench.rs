@@ -8,7 +8,7 @@
 use super::GlobalArgs;
 use crate::embed::{Embedder, FastEmbedder, ModelFiles};
 use crate::index::VectorIndex;
-use crate::plan::bench_data::{FAMILIES, filler, render};
+use crate::plan::bench_data::{FAMILIES, filler, negative, render};
 use crate::plan::key::IntentKey;
 use crate::plan::library::{self, Record};
 use crate::plan::normalise::normalise;
@@ -195,17 +195,16 @@ async fn plans(size: usize, model_dir: Option<PathBuf>, verbose: bool) -> anyhow
             }
         }
         for (i, n) in f.negatives.iter().enumerate() {
-            let task = render(n, &f.values(i + 20));
+            let (text, allowed) = negative(n);
+            let task = render(text, &f.values(i + 20));
             let t0 = Instant::now();
             let (_, out) = call("plan_lookup", json!({"task": task})).await?;
             t.latencies.push(t0.elapsed().as_secs_f64() * 1000.0);
             t.neg += 1;
-            if out["status"] == "hit" {
+            let served = ids.get(out["hit"]["plan_id"].as_str().unwrap_or_default()).copied();
+            if out["status"] == "hit" && (served.is_none() || served != allowed) {
                 t.false_hits += 1;
                 if verbose {
-                    let served = ids
-                        .get(out["hit"]["plan_id"].as_str().unwrap_or_default())
-                        .copied();
                     eprintln!("FALSE HIT from {} [{task}] -> {:?}", f.name, served);
                 }
             }

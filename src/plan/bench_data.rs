@@ -21,7 +21,8 @@ pub struct Family {
     pub seed: &'static str,
     /// Other wordings of the same kind of task.
     pub paraphrases: [&'static str; 6],
-    /// Hard negatives: must not be served this family's plan (nor any plan).
+    /// Hard negatives: served no plan, or only the family named by a leading `@family` (the
+    /// same words with another action often are another family's task).
     pub negatives: &'static [&'static str],
 }
 
@@ -40,7 +41,7 @@ pub const FAMILIES: &[Family] = &[
             "we need to add a {flag} argument in {path}",
         ],
         negatives: &[
-            "remove the `{flag}` flag from {path}",
+            "@remove_flag remove the `{flag}` flag from {path}",
             "add a test for the `{flag}` flag in {path}",
             "add a flag to {path}",
             "document the `{flag}` flag in {path}",
@@ -100,7 +101,7 @@ pub const FAMILIES: &[Family] = &[
             "add the {pkg} package to {path}",
         ],
         negatives: &[
-            "remove the {pkg} dependency from {path}",
+            "@remove_dep remove the {pkg} dependency from {path}",
             "add a dependency to {path}",
             "update the {pkg} dependency in {path}",
             "document the {pkg} dependency in {path}",
@@ -120,7 +121,7 @@ pub const FAMILIES: &[Family] = &[
             "In {path}, remove the {pkg} package",
         ],
         negatives: &[
-            "add the {pkg} dependency to {path}",
+            "@add_dep add the {pkg} dependency to {path}",
             "remove a dependency from {path}",
             "update the {pkg} dependency in {path}",
             "remove the test for {pkg} in {path}",
@@ -140,11 +141,11 @@ pub const FAMILIES: &[Family] = &[
             "could you rename `{ident}` into `{ident2}` inside {path}?",
         ],
         negatives: &[
-            "remove the function `{ident}` from {path}",
+            "@remove_fn remove the function `{ident}` from {path}",
             "rename the function `{ident}` in {path}",
             "rename the file {path} to `{ident2}`",
             "rename the test `{ident}` to `{ident2}` in {path}",
-            "document the function `{ident}` in {path}",
+            "@document_fn document the function `{ident}` in {path}",
         ],
     },
     Family {
@@ -161,10 +162,10 @@ pub const FAMILIES: &[Family] = &[
         ],
         negatives: &[
             "remove the test for `{ident}` in {path}",
-            "fix the failing test `{ident}` in {path}",
+            "@fix_failing_test fix the failing test `{ident}` in {path}",
             "add a unit test in {path}",
-            "add a function `{ident}` to {path}",
-            "document the function `{ident}` in {path}",
+            "@add_fn add a function `{ident}` to {path}",
+            "@document_fn document the function `{ident}` in {path}",
         ],
     },
     Family {
@@ -182,7 +183,7 @@ pub const FAMILIES: &[Family] = &[
         negatives: &[
             "remove the failing test `{ident}` in {path}",
             "fix the failing test in {path}",
-            "add a test `{ident}` to {path}",
+            "@add_test_fn add a test `{ident}` to {path}",
             "fix the function `{ident}` in {path}",
             "explain the failing test `{ident}` in {path}",
         ],
@@ -200,7 +201,7 @@ pub const FAMILIES: &[Family] = &[
             "we need to add an endpoint \"{str}\" to {path}",
         ],
         negatives: &[
-            "remove the endpoint \"{str}\" from {path}",
+            "@remove_endpoint remove the endpoint \"{str}\" from {path}",
             "add an endpoint to {path}",
             "add a test for the endpoint \"{str}\" in {path}",
             "document the endpoint \"{str}\" in {path}",
@@ -264,7 +265,7 @@ pub const FAMILIES: &[Family] = &[
             "fix the issue",
             "triage issue #{issue}",
             "explain issue #{issue}",
-            "review PR #{issue}",
+            "@review_pr review PR #{issue}",
         ],
     },
     Family {
@@ -280,7 +281,7 @@ pub const FAMILIES: &[Family] = &[
             "inspect PR #{pr} before merge",
         ],
         negatives: &[
-            "merge PR #{pr}",
+            "@merge_pr merge PR #{pr}",
             "review the PR",
             "close PR #{pr}",
             "review issue #{pr}",
@@ -304,7 +305,7 @@ pub const FAMILIES: &[Family] = &[
             "revert PR #{pr}",
             "rebase PR #{pr}",
             "close PR #{pr}",
-            "review PR #{pr}",
+            "@review_pr review PR #{pr}",
         ],
     },
     Family {
@@ -362,7 +363,7 @@ pub const FAMILIES: &[Family] = &[
         negatives: &[
             "remove logging from the function `{ident}` in {path}",
             "add logging to {path}",
-            "add a test for logging in `{ident}` in {path}",
+            "@add_test_fn add a test for logging in `{ident}` in {path}",
             "explain the logging in `{ident}` in {path}",
             "disable logging in `{ident}` in {path}",
         ],
@@ -383,7 +384,7 @@ pub const FAMILIES: &[Family] = &[
             "remove the docs of `{ident}` in {path}",
             "document the function in {path}",
             "test the function `{ident}` in {path}",
-            "explain the function `{ident}` in {path}",
+            "@explain_fn explain the function `{ident}` in {path}",
             "rename the function `{ident}` in {path}",
         ],
     },
@@ -401,9 +402,9 @@ pub const FAMILIES: &[Family] = &[
         ],
         negatives: &[
             "explain the function in {path}",
-            "document the function `{ident}` in {path}",
-            "remove the function `{ident}` from {path}",
-            "refactor the function `{ident}` in {path}",
+            "@document_fn document the function `{ident}` in {path}",
+            "@remove_fn remove the function `{ident}` from {path}",
+            "@refactor_fn refactor the function `{ident}` in {path}",
             "test the function `{ident}` in {path}",
         ],
     },
@@ -421,8 +422,8 @@ pub const FAMILIES: &[Family] = &[
         ],
         negatives: &[
             "refactor the function in {path}",
-            "remove the function `{ident}` from {path}",
-            "explain the function `{ident}` in {path}",
+            "@remove_fn remove the function `{ident}` from {path}",
+            "@explain_fn explain the function `{ident}` in {path}",
             "refactor the module {path}",
             "test the function `{ident}` in {path}",
         ],
@@ -441,9 +442,9 @@ pub const FAMILIES: &[Family] = &[
         ],
         negatives: &[
             "remove a function from {path}",
-            "add the function `{ident}` to {path}",
+            "@add_fn add the function `{ident}` to {path}",
             "remove the test `{ident}` from {path}",
-            "remove the file {path}",
+            "@delete_file remove the file {path}",
             "rename the function `{ident}` in {path}",
         ],
     },
@@ -462,7 +463,7 @@ pub const FAMILIES: &[Family] = &[
         negatives: &[
             "move the file {path}",
             "copy the file {path} to {path2}",
-            "remove the file {path}",
+            "@delete_file remove the file {path}",
             "rename the file {path}",
             "move the function `run` to {path2}",
         ],
@@ -481,10 +482,10 @@ pub const FAMILIES: &[Family] = &[
         ],
         negatives: &[
             "delete the file",
-            "move the file {path} to src/old.rs",
+            "@move_file move the file {path} to src/old.rs",
             "explain the file {path}",
             "refactor the file {path}",
-            "format the file {path}",
+            "@format_file format the file {path}",
         ],
     },
     Family {
@@ -502,7 +503,7 @@ pub const FAMILIES: &[Family] = &[
         negatives: &[
             "format the file",
             "lint the file {path}",
-            "delete the file {path}",
+            "@delete_file delete the file {path}",
             "explain the file {path}",
             "review the file {path}",
         ],
@@ -542,7 +543,7 @@ pub const FAMILIES: &[Family] = &[
         negatives: &[
             "remove the CI job `{ident}` from {path}",
             "add a CI job to {path}",
-            "fix the CI job `{ident}` in {path}",
+            "@fix_ci fix the CI job `{ident}` in {path}",
             "run the CI job `{ident}` in {path}",
             "disable the CI job `{ident}` in {path}",
         ],
@@ -561,7 +562,7 @@ pub const FAMILIES: &[Family] = &[
         ],
         negatives: &[
             "fix the failing CI job",
-            "add the CI job `{ident}` to {path}",
+            "@add_ci_job add the CI job `{ident}` to {path}",
             "remove the CI job `{ident}` from {path}",
             "run the CI job `{ident}` in {path}",
             "explain the CI job `{ident}` in {path}",
@@ -570,21 +571,21 @@ pub const FAMILIES: &[Family] = &[
     Family {
         name: "add_struct_field",
         slots: "ident ident2 path",
-        seed: "add a field `{ident2}` to the struct `{ident}` in {path}",
+        seed: "add a field `{ident}` to the struct `{ident2}` in {path}",
         paraphrases: [
-            "add the field `{ident2}` to `{ident}` in {path}",
-            "please add a new field `{ident2}` on the struct `{ident}` in {path}",
-            "In {path}, add field `{ident2}` to struct `{ident}`",
-            "introduce a `{ident2}` field in the struct `{ident}` in {path}",
-            "add a property `{ident2}` to the type `{ident}` in {path}",
-            "extend the struct `{ident}` in {path} with a field `{ident2}`",
+            "add the field `{ident}` to `{ident2}` in {path}",
+            "please add a new field `{ident}` on the struct `{ident2}` in {path}",
+            "In {path}, add field `{ident}` to struct `{ident2}`",
+            "introduce a `{ident}` field in the struct `{ident2}` in {path}",
+            "add a property `{ident}` to the type `{ident2}` in {path}",
+            "extend the struct `{ident2}` in {path} with a field `{ident}`",
         ],
         negatives: &[
-            "remove the field `{ident2}` from the struct `{ident}` in {path}",
-            "add a field to the struct `{ident}` in {path}",
-            "rename the field `{ident2}` in {path}",
-            "document the field `{ident2}` in {path}",
-            "add a test for the struct `{ident}` in {path}",
+            "remove the field `{ident}` from the struct `{ident2}` in {path}",
+            "add a field to the struct `{ident2}` in {path}",
+            "rename the field `{ident}` in {path}",
+            "document the field `{ident}` in {path}",
+            "@add_test_fn add a test for the struct `{ident2}` in {path}",
         ],
     },
     Family {
@@ -604,7 +605,7 @@ pub const FAMILIES: &[Family] = &[
             "add a struct to {path}",
             "rename the struct `{ident}` in {path}",
             "document the struct `{ident}` in {path}",
-            "add a test for the struct `{ident}` in {path}",
+            "@add_test_fn add a test for the struct `{ident}` in {path}",
         ],
     },
     Family {
@@ -620,10 +621,10 @@ pub const FAMILIES: &[Family] = &[
             "introduce a helper function `{ident}` in {path}",
         ],
         negatives: &[
-            "remove the function `{ident}` from {path}",
+            "@remove_fn remove the function `{ident}` from {path}",
             "add a function to {path}",
-            "add a test for the function `{ident}` in {path}",
-            "document the function `{ident}` in {path}",
+            "@add_test_fn add a test for the function `{ident}` in {path}",
+            "@document_fn document the function `{ident}` in {path}",
             "rename the function `{ident}` in {path}",
         ],
     },
@@ -722,7 +723,7 @@ pub const FAMILIES: &[Family] = &[
         negatives: &[
             "add a changelog entry",
             "remove the changelog entry for {ver}",
-            "release version {ver}",
+            "@release_version release version {ver}",
             "review the changelog for {ver}",
             "tag version {ver}",
         ],
@@ -743,7 +744,7 @@ pub const FAMILIES: &[Family] = &[
             "release a new version",
             "revert release {ver}",
             "tag version {ver}",
-            "add a changelog entry for {ver}",
+            "@add_changelog add a changelog entry for {ver}",
             "explain release {ver}",
         ],
     },
@@ -764,7 +765,7 @@ pub const FAMILIES: &[Family] = &[
             "add caching to {path}",
             "disable caching in `{ident}` in {path}",
             "explain the cache in `{ident}` in {path}",
-            "add a test for the cache in `{ident}` in {path}",
+            "@add_test_fn add a test for the cache in `{ident}` in {path}",
         ],
     },
     Family {
@@ -784,7 +785,7 @@ pub const FAMILIES: &[Family] = &[
             "add a subcommand to {path}",
             "rename the subcommand `{ident}` in {path}",
             "document the subcommand `{ident}` in {path}",
-            "add a test for the subcommand `{ident}` in {path}",
+            "@add_test_fn add a test for the subcommand `{ident}` in {path}",
         ],
     },
     Family {
@@ -822,7 +823,7 @@ pub const FAMILIES: &[Family] = &[
         negatives: &[
             "remove the component `{ident}` from {path}",
             "add a component to {path}",
-            "add a test for the component `{ident}` in {path}",
+            "@add_test_fn add a test for the component `{ident}` in {path}",
             "rename the component `{ident}` in {path}",
             "document the component `{ident}` in {path}",
         ],
@@ -1057,6 +1058,14 @@ impl Family {
     }
 }
 
+/// A negative's text and the family allowed to serve it (from a leading `@family`).
+pub fn negative(text: &'static str) -> (&'static str, Option<&'static str>) {
+    match text.strip_prefix('@').and_then(|t| t.split_once(' ')) {
+        Some((family, rest)) => (rest, Some(family)),
+        None => (text, None),
+    }
+}
+
 /// Fills `{slot}` markers.
 pub fn render(text: &str, values: &BTreeMap<String, String>) -> String {
     let mut out = text.to_string();
@@ -1177,5 +1186,103 @@ mod tests {
             keys.len(),
             FAMILIES.len()
         );
+    }
+}
+
+#[cfg(test)]
+mod offline {
+    use super::*;
+    use crate::plan::key::IntentKey;
+    use crate::plan::normalise::normalise;
+    use crate::plan::rank::judge;
+    use crate::plan::template::*;
+    use crate::plan::validate::RuntimeCaps;
+
+    fn stored() -> Vec<(&'static str, StoredPlan)> {
+        FAMILIES
+            .iter()
+            .map(|f| {
+                let n = normalise(&render(f.seed, &f.values(0)));
+                let key = IntentKey::of(&n);
+                let template = f.template();
+                let plan = StoredPlan {
+                    id: plan_id(&key.bucket, &template),
+                    key,
+                    template,
+                    skeleton: n.skeleton,
+                    versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
+                    provenance: Provenance { source: "template".into(), task: f.seed.into(), confidence: None },
+                    stored_at: 0,
+                    last_hit_at: None,
+                    counters: Counters::default(),
+                    quarantined: None,
+                };
+                (f.name, plan)
+            })
+            .collect()
+    }
+
+    /// The first passing plan for a task, the way `service::lookup` picks it without a model.
+    fn serve<'a>(plans: &'a [(&'static str, StoredPlan)], task: &str) -> Option<(&'static str, BTreeMap<String, Value>)> {
+        let n = normalise(task);
+        let key = IntentKey::of(&n);
+        let buckets = key.lookup_buckets();
+        let mut judged: Vec<_> = plans
+            .iter()
+            .filter(|(_, p)| buckets.contains(&p.key.bucket))
+            .map(|(name, p)| (*name, judge(p.clone(), &n, &key, &serde_json::Map::new(), &RuntimeCaps::default(), None, 0.0)))
+            .collect();
+        judged.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
+        judged.into_iter().find(|j| j.1.failed.is_none()).and_then(|(name, j)| j.filled.map(|f| (name, f.values)))
+    }
+
+    #[test]
+    fn wording_only_lookup_meets_the_targets() {
+        let plans = stored();
+        let verbose = std::env::var("REFRAIN_BENCH_VERBOSE").is_ok();
+        let (mut total, mut hits, mut correct, mut neg, mut false_hits) = (0, 0, 0, 0, 0);
+        for f in FAMILIES {
+            for (i, p) in f.paraphrases.iter().enumerate() {
+                let values = f.values(i + 1);
+                let task = render(p, &values);
+                total += 1;
+                match serve(&plans, &task) {
+                    Some((name, got)) => {
+                        hits += 1;
+                        let ok = name == f.name && values.iter().all(|(k, v)| got.get(k).and_then(Value::as_str) == Some(v.as_str()));
+                        correct += usize::from(ok);
+                        if !ok && verbose {
+                            eprintln!("BAD {} [{task}] -> {name} {got:?}", f.name);
+                        }
+                    }
+                    None if verbose => {
+                        let n = normalise(&task);
+                        let key = IntentKey::of(&n);
+                        let why: Vec<_> = plans
+                            .iter()
+                            .filter(|(_, p)| key.lookup_buckets().contains(&p.key.bucket))
+                            .map(|(name, p)| (*name, judge(p.clone(), &n, &key, &serde_json::Map::new(), &RuntimeCaps::default(), None, 0.0).failed))
+                            .collect();
+                        eprintln!("MISS {} [{task}] {} {} {:?} {why:?}", f.name, n.action, n.kind, n.params);
+                    }
+                    None => {}
+                }
+            }
+            for (i, n) in f.negatives.iter().enumerate() {
+                let (text, allowed) = negative(n);
+                let task = render(text, &f.values(i + 20));
+                neg += 1;
+                if let Some((name, _)) = serve(&plans, &task).filter(|(name, _)| Some(*name) != allowed) {
+                    false_hits += 1;
+                    if verbose {
+                        eprintln!("FALSE {} [{task}] -> {name}", f.name);
+                    }
+                }
+            }
+        }
+        eprintln!("paraphrases {total} hits {hits} correct {correct} negatives {neg} false {false_hits}");
+        assert!(hits as f32 / total as f32 >= 0.85, "hit rate {hits}/{total}");
+        assert!(correct as f32 / hits as f32 >= 0.95, "correct {correct}/{hits}");
+        assert!(false_hits as f32 / neg as f32 <= 0.01, "false hits {false_hits}/{neg}");
     }
 }

@@ -29,6 +29,7 @@ pub const PHRASES: &[(&str, &str)] = &[
     ("what does", "explain"),
     ("how does", "explain"),
     ("walk me through", "explain"),
+    ("code review", "review"),
 ];
 
 /// Single verbs (base forms) -> canonical action. Inflections are generated.
@@ -207,7 +208,7 @@ pub const POLITE: &[&str] = &[
     "please", "pls", "can", "could", "would", "will", "you", "we", "i", "need", "needs", "want",
     "wanna", "to", "let's", "lets", "let", "us", "should", "must", "go", "ahead", "and", "kindly",
     "now", "then", "quickly", "just", "also", "help", "me", "try", "like", "hey", "ok", "okay",
-    "so", "'d", "i'd", "we'd", "you'd", "it's", "time", "the",
+    "so", "'d", "i'd", "we'd", "you'd", "it's", "time",
 ];
 
 /// Nouns (singular) -> target kind. Plurals are handled by the normaliser.
@@ -265,7 +266,6 @@ pub const KINDS: &[(&str, &str)] = &[
     ("attribute", "field"),
     ("column", "column"),
     ("table", "table"),
-    ("database", "table"),
     ("config", "config"),
     ("configuration", "config"),
     ("setting", "config"),
@@ -354,18 +354,8 @@ pub const KINDS: &[(&str, &str)] = &[
 
 /// Specific kinds that a generic kind stands for: a request that names only `symbol` (a bare
 /// backticked name) may reuse a plan stored for a function, type or variable, and back.
-pub const GENERIC: &[(&str, &[&str])] = &[(
-    "symbol",
-    &[
-        "function",
-        "type",
-        "variable",
-        "field",
-        "macro",
-        "interface",
-        "module",
-    ],
-)];
+pub const GENERIC: &[(&str, &[&str])] =
+    &[("symbol", &["function", "type", "variable", "field", "macro", "interface", "module"]), ("issue", &["bug"])];
 
 /// Words ignored when comparing the wording of two tasks.
 pub const STOPWORDS: &[&str] = &[

@@ -25,6 +25,8 @@ pub struct Normalised {
 }
 
 const NONE: &str = "none";
+/// The kind of an unnamed object (`remove rand from <path>`): the path is only where.
+const OBJECT: &str = "object";
 
 /// Normalises a task.
 pub fn normalise(task: &str) -> Normalised {
@@ -38,10 +40,12 @@ pub fn normalise(task: &str) -> Normalised {
         .filter(|w| !w.is_empty())
         .map(str::to_string)
         .collect();
-    let (action, verb_at, verb_len) = find_action(&words);
+    let (mut action, verb_at, verb_len) = find_action(&words);
     let mut kinds = Vec::new();
     let mut primary: Option<String> = None;
     let mut skeleton = Vec::new();
+    let mut unknown_object = false;
+    let mut placeholder = 0;
     let mut i = 0;
     while i < words.len() {
         if verb_at == Some(i) {
@@ -49,12 +53,29 @@ pub fn normalise(task: &str) -> Normalised {
             i += verb_len;
             continue;
         }
-        let (kind, len) = kind_at(&words, i);
+        let after_verb = verb_at.is_none_or(|v| i > v);
+        let is_placeholder = words[i].starts_with('<');
+        let (mut kind, mut len) = kind_at(&words, i);
+        if is_placeholder {
+            // A bare name yields to the kind noun right after it: "the `x` subcommand".
+            if kind == Some("symbol") && i + 1 < words.len() && !words[i + 1].starts_with('<') {
+                if let (Some(k), l) = kind_at(&words, i + 1) {
+                    kind = Some(k);
+                    len += l;
+                }
+            }
+            // A location ("from <path>") after an unknown object is not what the task acts on.
+            let located = params.get(placeholder).is_some_and(|p| p.role.is_some());
+            placeholder += 1;
+            if located && unknown_object && primary.is_none() && after_verb {
+                primary = Some(OBJECT.to_string());
+            }
+        }
         if let Some(k) = kind {
             if !kinds.iter().any(|x: &String| x == k) {
                 kinds.push(k.to_string());
             }
-            if primary.is_none() && verb_at.is_none_or(|v| i > v) {
+            if primary.is_none() && after_verb {
                 primary = Some(k.to_string());
             }
             skeleton.push(format!("#{k}"));
@@ -63,13 +84,17 @@ pub fn normalise(task: &str) -> Normalised {
         }
         let w = &words[i];
         if !lexicon::STOPWORDS.contains(&w.as_str()) {
-            skeleton.push(
-                lexicon::verb(w)
-                    .map(|a| format!("@{a}"))
-                    .unwrap_or_else(|| w.clone()),
-            );
+            if after_verb && primary.is_none() && !is_placeholder && lexicon::verb(w).is_none() {
+                unknown_object = true;
+            }
+            skeleton.push(lexicon::verb(w).map(|a| format!("@{a}")).unwrap_or_else(|| w.clone()));
         }
         i += 1;
+    }
+    // "add docs to `x`" is "document `x`": the kind after the docs is what is acted on.
+    if action == "add" && primary.as_deref() == Some("docs") {
+        action = "document";
+        primary = kinds.iter().find(|k| *k != "docs").cloned();
     }
     let kind = primary
         .or_else(|| kinds.first().cloned())
@@ -87,10 +112,14 @@ pub fn normalise(task: &str) -> Normalised {
 /// The first action in the words: a phrase or verb anywhere, except noun-like verbs, which count
 /// only as the first word after polite prefixes. Returns (action, position, words consumed).
 fn find_action(words: &[String]) -> (&'static str, Option<usize>, usize) {
-    let start = words
-        .iter()
-        .position(|w| !lexicon::POLITE.contains(&w.as_str()))
-        .unwrap_or(words.len());
+    let skip = |from: usize| words.iter().skip(from).position(|w| !lexicon::POLITE.contains(&w.as_str())).map_or(words.len(), |p| p + from);
+    let mut start = skip(0);
+    // "In <path>, add ...": a leading location does not take the sentence-start slot.
+    if words.get(start).is_some_and(|w| matches!(w.as_str(), "in" | "inside" | "within" | "for" | "at" | "on"))
+        && words.get(start + 1).is_some_and(|w| w.starts_with('<'))
+    {
+        start = skip(start + 2);
+    }
     for i in start..words.len() {
         for (phrase, action) in lexicon::PHRASES {
             let parts: Vec<&str> = phrase.split(' ').collect();
@@ -191,6 +220,11 @@ mod tests {
     #[case("get rid of the `--legacy` flag", "remove", "flag")]
     #[case("what does `Store::open` do?", "explain", "symbol")]
     #[case("the weather is nice", "none", "none")]
+    #[case("add the environment variable `normalize_path` to crates/core/src/db.rs", "add", "env")]
+    #[case("remove rand from cmd/server/main.go", "remove", "object")]
+    #[case("add a docstring to `f` in src/a.rs", "document", "symbol")]
+    #[case("In src/a.rs, set the timeout to 7", "update", "timeout")]
+    #[case("implement a `x` subcommand in src/cli.rs", "add", "command")]
     fn actions_and_kinds(#[case] task: &str, #[case] action: &str, #[case] kind: &str) {
         let n = normalise(task);
         assert_eq!(

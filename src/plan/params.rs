@@ -157,7 +157,7 @@ re!(DATE_ONLY_RE, r"^\d{4}-\d{2}-\d{2}$");
 re!(PACKAGE_ONLY_RE, r"^@?[A-Za-z0-9][A-Za-z0-9_.@/-]*$");
 re!(
     PACKAGE_AFTER_VERB_RE,
-    r"(?i)\b(?:bump|bumping|upgrade|upgrading|update|updating|downgrade|downgrading|pin|pinning|add|adding|remove|removing|drop|dropping|install|installing|uninstall|uninstalling|delete|deleting|replace|replacing)\s+(?:the\s+)?(?:(?:dependency|dep|crate|package|library|gem|module)\s+)?(@?[a-z][a-z0-9_.@/-]*)"
+    r"(?i)\b(?:bump|bumping|raise|raising|upgrade|upgrading|update|updating|downgrade|downgrading|pin|pinning|add|adding|remove|removing|drop|dropping|install|installing|uninstall|uninstalling|delete|deleting|replace|replacing)\s+(?:the\s+)?(?:(?:dependency|dep|crate|package|library|gem|module)\s+)?(@?[a-z][a-z0-9_.@/-]*)"
 );
 re!(
     PACKAGE_BEFORE_NOUN_RE,
@@ -328,7 +328,13 @@ fn packages(
     take: &mut impl FnMut(&mut Found, usize, usize, ParamKind, &str),
 ) {
     let versioned = found.iter().any(|f| f.2 == ParamKind::Version);
-    let speaks_of_deps = DEP_WORD_RE.is_match(text) || INSTALL_RE.is_match(text) || versioned;
+    // Judge the wording without the values already found ("crates/core/x.rs" is not about crates).
+    let mut bare = text.as_bytes().to_vec();
+    for f in found.iter() {
+        bare[f.0..f.1].iter_mut().for_each(|b| *b = b' ');
+    }
+    let bare = String::from_utf8_lossy(&bare);
+    let speaks_of_deps = DEP_WORD_RE.is_match(&bare) || INSTALL_RE.is_match(&bare) || versioned;
     if !speaks_of_deps {
         return;
     }
@@ -371,14 +377,21 @@ fn classify_code(s: &str) -> ParamKind {
     }
 }
 
+/// The preposition before a value, looking past articles and kind nouns ("to the struct `x`").
 fn role_before(prefix: &str) -> Option<Role> {
-    let word = prefix.split_whitespace().last()?.to_lowercase();
-    match word.trim_matches(|c: char| !c.is_alphanumeric()) {
-        "to" | "into" | "as" | "with" => Some(Role::To),
-        "from" => Some(Role::From),
-        "in" | "at" | "inside" | "under" | "of" | "within" => Some(Role::In),
-        _ => None,
+    for word in prefix.split_whitespace().rev().take(4) {
+        let w = word.to_lowercase();
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+        match w {
+            "to" | "into" | "as" | "with" => return Some(Role::To),
+            "from" => return Some(Role::From),
+            "in" | "at" | "inside" | "under" | "of" | "within" => return Some(Role::In),
+            "the" | "a" | "an" | "new" => continue,
+            _ if super::lexicon::kind(w).is_some() => continue,
+            _ => return None,
+        }
     }
+    None
 }
 
 #[cfg(test)]
