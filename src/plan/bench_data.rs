@@ -1223,7 +1223,7 @@ mod offline {
     }
 
     /// The first passing plan for a task, the way `service::lookup` picks it without a model.
-    fn serve<'a>(plans: &'a [(&'static str, StoredPlan)], task: &str) -> Option<(&'static str, BTreeMap<String, Value>)> {
+    fn serve(plans: &[(&'static str, StoredPlan)], task: &str) -> Option<(&'static str, BTreeMap<String, Value>)> {
         let n = normalise(task);
         let key = IntentKey::of(&n);
         let buckets = key.lookup_buckets();

@@ -58,11 +58,13 @@ pub fn normalise(task: &str) -> Normalised {
         let (mut kind, mut len) = kind_at(&words, i);
         if is_placeholder {
             // A bare name yields to the kind noun right after it: "the `x` subcommand".
-            if kind == Some("symbol") && i + 1 < words.len() && !words[i + 1].starts_with('<') {
-                if let (Some(k), l) = kind_at(&words, i + 1) {
-                    kind = Some(k);
-                    len += l;
-                }
+            if kind == Some("symbol")
+                && i + 1 < words.len()
+                && !words[i + 1].starts_with('<')
+                && let (Some(k), l) = kind_at(&words, i + 1)
+            {
+                kind = Some(k);
+                len += l;
             }
             // A location ("from <path>") after an unknown object is not what the task acts on.
             let located = params.get(placeholder).is_some_and(|p| p.role.is_some());
