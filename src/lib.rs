@@ -14,6 +14,7 @@ pub mod cli;
 pub mod config;
 pub mod embed;
 pub mod index;
+pub mod plan;
 pub mod project;
 pub mod prompt;
 pub mod results;

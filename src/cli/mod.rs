@@ -3,6 +3,7 @@
 //! Only the non-serve commands print to stdout. Each command lives in its own file.
 
 mod bench;
+mod bench_plans;
 mod bench_prompt;
 mod compact;
 mod bench_quality;
@@ -10,6 +11,7 @@ mod bench_results;
 mod bench_speed;
 mod config_cmd;
 mod explain;
+mod plans;
 mod serve;
 
 use crate::config::{Config, Overrides, Sourced};
@@ -51,14 +53,14 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Print the resolved configuration and where each value came from.
     Config(config_cmd::ConfigArgs),
-    /// Run a benchmark against the real binary and print a table.
+    /// The plan library: list, show, evict, export and import (JSON lines).
+    Plans(plans::PlansArgs),
+    /// Rerunnable benchmarks against the real binary (core, results, prompt, plans, clinc).
     Bench(bench::BenchArgs),
     /// Explain why the prompt cache broke: two request files, or a transcript.
     Explain(explain::ExplainArgs),
     /// Preview a cache-aware compaction of a transcript.
     Compact(compact::CompactArgs),
-    /// Time explain and compact on large generated inputs (use a release build).
-    BenchPrompt(bench_prompt::BenchArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -67,10 +69,10 @@ pub fn main() -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(&cli.global, args),
         Command::Config(args) => config_cmd::run(&cli.global, args),
+        Command::Plans(args) => plans::run(&cli.global, args),
         Command::Bench(args) => bench::run(&cli.global, args),
         Command::Explain(args) => explain::run(&cli.global, args),
         Command::Compact(args) => compact::run(&cli.global, args),
-        Command::BenchPrompt(args) => bench_prompt::run(args),
     }
 }
 

@@ -12,6 +12,10 @@ pub mod explain_cache_break;
 pub mod response_cache_get;
 pub mod response_cache_invalidate;
 pub mod response_cache_put;
+pub mod plan_feedback;
+pub mod plan_list;
+pub mod plan_lookup;
+pub mod plan_store;
 
 use crate::app::App;
 use rmcp::ErrorData;
@@ -44,6 +48,10 @@ pub fn router() -> ToolRouter<Refrain> {
         + Refrain::response_cache_invalidate_router()
         + Refrain::explain_cache_break_router()
         + Refrain::compact_preview_router()
+        + Refrain::plan_lookup_router()
+        + Refrain::plan_store_router()
+        + Refrain::plan_feedback_router()
+        + Refrain::plan_list_router()
 }
 
 /// A successful result: a short human text plus the structured output.
