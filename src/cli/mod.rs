@@ -2,6 +2,7 @@
 //!
 //! Only the non-serve commands print to stdout. Each command lives in its own file.
 
+mod bench_startup;
 mod config_cmd;
 mod serve;
 
@@ -44,6 +45,16 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Print the resolved configuration and where each value came from.
     Config(config_cmd::ConfigArgs),
+    /// Measure refrain (run it on a release build).
+    #[command(subcommand)]
+    Bench(Bench),
+}
+
+/// The benchmark scenarios.
+#[derive(Debug, Subcommand)]
+enum Bench {
+    /// Spawn-to-initialize time over stdio and idle peak memory, with and without the model.
+    Startup(bench_startup::StartupArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -52,6 +63,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(&cli.global, args),
         Command::Config(args) => config_cmd::run(&cli.global, args),
+        Command::Bench(Bench::Startup(args)) => bench_startup::run(&cli.global, args),
     }
 }
 
