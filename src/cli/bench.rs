@@ -25,6 +25,8 @@ enum Scenario {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// Spawn-to-initialize time over stdio and idle peak memory, with and without the model.
+    Startup(super::bench_startup::StartupArgs),
     /// The result cache: semantic match quality on GPTCache's pairs and get/put speed over stdio.
     Results(super::bench_results::ResultsBenchArgs),
     /// Prompt-cache analysis: explain_cache_break and compact_preview on large inputs.
@@ -37,6 +39,7 @@ enum Scenario {
 pub fn run(global: &GlobalArgs, args: BenchArgs) -> anyhow::Result<ExitCode> {
     match args.scenario {
         Scenario::Core { large, dir } => core(global, large, dir),
+        Scenario::Startup(a) => super::bench_startup::run(global, a),
         Scenario::Results(a) => super::bench_results::run(global, &a),
         Scenario::Prompt(a) => super::bench_prompt::run(a),
         Scenario::Plans(s) => super::bench_plans::run(global, s),

@@ -8,6 +8,7 @@ mod bench_prompt;
 mod compact;
 mod bench_quality;
 mod bench_results;
+mod bench_startup;
 mod bench_speed;
 mod config_cmd;
 mod explain;
