@@ -3,6 +3,8 @@
 //! Only the non-serve commands print to stdout. Each command lives in its own file.
 
 mod config_cmd;
+mod hook;
+mod install;
 mod serve;
 
 use crate::config::{Config, Overrides, Sourced};
@@ -44,6 +46,12 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Print the resolved configuration and where each value came from.
     Config(config_cmd::ConfigArgs),
+    /// Register refrain (MCP server and hooks) with Claude Code, Codex and Cursor.
+    Install(install::InstallArgs),
+    /// Remove exactly what `install` added.
+    Uninstall(install::UninstallArgs),
+    /// Answer an agent hook: reads the hook payload on stdin (used by the installed hooks).
+    Hook(hook::HookArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -52,6 +60,9 @@ pub fn main() -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(&cli.global, args),
         Command::Config(args) => config_cmd::run(&cli.global, args),
+        Command::Install(args) => install::run_install(&cli.global, args),
+        Command::Uninstall(args) => install::run_uninstall(&cli.global, args),
+        Command::Hook(args) => hook::run(&cli.global, args),
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod cache_evict;
 pub mod cache_stats;
+pub mod session_event;
 
 use crate::app::App;
 use rmcp::ErrorData;
@@ -32,7 +33,7 @@ impl Refrain {
 
 /// Every tool refrain registers. Register only tools that work.
 pub fn router() -> ToolRouter<Refrain> {
-    Refrain::cache_stats_router() + Refrain::cache_evict_router()
+    Refrain::cache_stats_router() + Refrain::cache_evict_router() + Refrain::session_event_router()
 }
 
 /// A successful result: a short human text plus the structured output.

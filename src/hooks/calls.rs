@@ -1,0 +1,116 @@
+//! The one place that spells the tool names hooks call and the JSON arguments they send, and
+//! reads the tools' structured answers. Align it here when a tool's schema changes.
+
+use super::trace::Trace;
+use super::{Agent, Event, Payload};
+use serde_json::{Value, json};
+
+/// Looks a task up in the plan cache.
+pub const PLAN_LOOKUP: &str = "plan_lookup";
+/// Stores a plan (here: an executed trace).
+pub const PLAN_STORE: &str = "plan_store";
+/// Caches a read-only tool result.
+pub const RESPONSE_CACHE_PUT: &str = "response_cache_put";
+/// Looks a cached tool result up.
+pub const RESPONSE_CACHE_GET: &str = "response_cache_get";
+/// Invalidates cached results that depend on paths.
+pub const RESPONSE_CACHE_INVALIDATE: &str = "response_cache_invalidate";
+/// Notes a session event (compaction).
+pub const SESSION_EVENT: &str = "session_event";
+
+/// The namespace hook-recorded results live in (one per agent: tool names differ between agents).
+pub fn namespace(agent: Agent) -> String {
+    format!("hooks/{}", agent.name())
+}
+
+/// `plan_lookup` for a submitted prompt.
+pub fn plan_lookup(prompt: &str, p: &Payload) -> Value {
+    json!({"task": prompt, "context": {"cwd": p.cwd}})
+}
+
+/// `plan_store` with an executed trace.
+pub fn plan_store(agent: Agent, t: &Trace, p: &Payload) -> Value {
+    json!({
+        "trace": {
+            "task": t.task,
+            "steps": t.steps,
+            "tool_calls": t.calls,
+        },
+        "source": {"agent": agent.name(), "session_id": p.session_id, "cwd": p.cwd},
+    })
+}
+
+/// `response_cache_put` for a read-only tool's result; None when there is no result to store.
+pub fn response_cache_put(agent: Agent, p: &Payload, deps: &[String]) -> Option<Value> {
+    Some(json!({
+        "namespace": namespace(agent),
+        "tool": p.tool_name.as_deref()?,
+        "arguments": p.tool_input.clone().unwrap_or(json!({})),
+        "result": p.tool_response.clone()?,
+        "depends_on": deps,
+    }))
+}
+
+/// `response_cache_get` for a tool about to run.
+pub fn response_cache_get(agent: Agent, p: &Payload) -> Option<Value> {
+    Some(json!({
+        "namespace": namespace(agent),
+        "tool": p.tool_name.as_deref()?,
+        "arguments": p.tool_input.clone().unwrap_or(json!({})),
+    }))
+}
+
+/// `response_cache_invalidate` for paths a write touched (`recursive`: everything under them).
+pub fn invalidate(paths: &[String], recursive: bool) -> Value {
+    json!({"paths": paths, "recursive": recursive})
+}
+
+/// `session_event` for a compaction.
+pub fn session_event(agent: Agent, event: Event, p: &Payload) -> Value {
+    json!({
+        "agent": agent.name(),
+        "event": event.name(),
+        "session_id": p.session_id,
+        "transcript_path": p.transcript_path,
+        "trigger": p.trigger,
+        "at_ms": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
+    })
+}
+
+/// A plan lookup hit, as the prompt hook shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanHit {
+    /// The plan id to report with plan_feedback.
+    pub plan_id: Option<String>,
+    /// The filled plan (steps or the whole plan object).
+    pub plan: Value,
+    /// The match score.
+    pub score: Option<f64>,
+    /// Where the plan came from.
+    pub provenance: Option<Value>,
+}
+
+/// Reads a `plan_lookup` answer; None on a miss.
+pub fn read_plan_hit(out: &Value) -> Option<PlanHit> {
+    let status = out.get("status").or_else(|| out.get("outcome")).and_then(Value::as_str);
+    let hit = status == Some("hit") || out.get("hit").and_then(Value::as_bool) == Some(true);
+    if !hit {
+        return None;
+    }
+    let plan = out.get("plan").or_else(|| out.get("filled")).cloned()?;
+    let id = out.get("plan_id").or_else(|| plan.get("id")).or_else(|| plan.get("plan_id"));
+    let plan_id = id.map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+    let score = out.get("score").and_then(Value::as_f64);
+    let provenance = out.get("provenance").or_else(|| plan.get("provenance")).cloned();
+    Some(PlanHit { plan_id, plan, score, provenance })
+}
+
+/// Reads a `response_cache_get` answer; the cached result on a fresh hit.
+pub fn read_cache_hit(out: &Value) -> Option<Value> {
+    let status = out.get("status").or_else(|| out.get("outcome")).and_then(Value::as_str);
+    let hit = status == Some("hit") || out.get("hit").and_then(Value::as_bool) == Some(true);
+    if !hit {
+        return None;
+    }
+    out.get("result").or_else(|| out.get("value")).cloned()
+}
