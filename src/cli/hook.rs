@@ -94,10 +94,8 @@ async fn prepare(global: &GlobalArgs) -> Option<(Payload, crate::project::Projec
     tokio::io::stdin().take(MAX_PAYLOAD_BYTES).read_to_end(&mut bytes).await.ok()?;
     let payload = Payload::parse(&bytes).map_err(|e| tracing::debug!(error = %e, "ignoring hook payload")).ok()?;
     // Serve the project the agent works in, resolved the way the agent's own server resolves it.
-    if global.project.is_none() {
-        if let Some(cwd) = payload.cwd.as_deref().filter(|c| std::path::Path::new(c).is_dir()) {
-            std::env::set_current_dir(cwd).ok()?;
-        }
+    if let (None, Some(cwd)) = (&global.project, payload.cwd.as_deref().filter(|c| std::path::Path::new(c).is_dir())) {
+        std::env::set_current_dir(cwd).ok()?;
     }
     let (project, sourced) = super::resolve(global, None).map_err(|e| tracing::debug!(error = %e, "no project")).ok()?;
     Some((payload, project, sourced.config))

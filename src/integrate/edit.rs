@@ -182,10 +182,8 @@ fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -
 pub fn apply(edits: &[FileEdit]) -> Result<(), Error> {
     for e in edits {
         let backup = backup_path(&e.path);
-        if let (true, Some(before)) = (e.make_backup, &e.before) {
-            if !backup.exists() {
-                std::fs::write(&backup, before).map_err(io("back up", &backup))?;
-            }
+        if let (true, Some(before), false) = (e.make_backup, &e.before, backup.exists()) {
+            std::fs::write(&backup, before).map_err(io("back up", &backup))?;
         }
         match &e.after {
             Some(bytes) => write_atomic(&e.path, bytes).map_err(io("write", &e.path))?,

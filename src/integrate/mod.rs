@@ -13,7 +13,7 @@ mod targets;
 pub use edit::{Change, FileEdit, apply};
 pub use targets::{Agent, Scope};
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Errors while registering.
 #[derive(Debug, thiserror::Error)]

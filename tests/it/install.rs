@@ -115,3 +115,30 @@ fn install_sh_round_trip_leaves_every_file_as_it_was(#[case] scope: &str) {
     s.run(&["--uninstall", "--scope", scope]);
     assert_eq!(all(&s), original, "uninstall did not restore the original files");
 }
+
+#[test]
+fn manifests_match_what_install_writes_into_an_empty_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("p");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_refrain"))
+        .args(["install", "--scope", "project", "--only", "claude,codex,cursor", "--command", "refrain"])
+        .current_dir(&project)
+        .env("HOME", tmp.path())
+        .env_remove("REFRAIN_PROJECT")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let manifests = Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests");
+    for (written, kept) in [
+        (".mcp.json", "claude/.mcp.json"),
+        (".claude/settings.json", "claude/settings.json"),
+        (".codex/config.toml", "codex/config.toml"),
+        (".codex/hooks.json", "codex/hooks.json"),
+        (".cursor/mcp.json", "cursor/mcp.json"),
+    ] {
+        let got = std::fs::read_to_string(project.join(written)).unwrap();
+        let want = std::fs::read_to_string(manifests.join(kept)).unwrap();
+        assert_eq!(got, want, "manifests/{kept} is out of date");
+    }
+}
