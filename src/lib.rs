@@ -10,6 +10,7 @@
 //!   `config`, `project`.
 
 pub mod app;
+pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod embed;

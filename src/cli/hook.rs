@@ -76,7 +76,8 @@ async fn work(global: GlobalArgs, agent: Agent, event: Event) -> Option<Value> {
     let (payload, project, config) = tokio::time::timeout(default, prepare(&global)).await.ok()??;
     let budget = Duration::from_millis(config.hooks.timeout_ms).saturating_sub(started.elapsed());
     let run = async {
-        let link = Link::open(project, config.clone()).await.map_err(|e| tracing::debug!(error = %e, "no store link")).ok()?;
+        let link =
+            Link::open(project, config.clone()).await.map_err(|e| tracing::debug!(error = %e, "no store link")).ok()?;
         let caller = LinkCaller(link);
         hooks::respond(agent, event, &payload, &config.hooks, &caller).await
     };
@@ -97,7 +98,8 @@ async fn prepare(global: &GlobalArgs) -> Option<(Payload, crate::project::Projec
     if let (None, Some(cwd)) = (&global.project, payload.cwd.as_deref().filter(|c| std::path::Path::new(c).is_dir())) {
         std::env::set_current_dir(cwd).ok()?;
     }
-    let (project, sourced) = super::resolve(global, None).map_err(|e| tracing::debug!(error = %e, "no project")).ok()?;
+    let (project, sourced) =
+        super::resolve(global, None).map_err(|e| tracing::debug!(error = %e, "no project")).ok()?;
     Some((payload, project, sourced.config))
 }
 

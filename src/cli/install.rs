@@ -73,7 +73,10 @@ fn finish(opts: &Options, edits: &[FileEdit], dry_run: bool, done: &str) -> anyh
         None => Agent::ALL.iter().filter(|a| a.present(&opts.home)).map(|a| a.name()).collect(),
     };
     if agents.is_empty() && edits.is_empty() {
-        writeln!(out, "no agent found (looked for ~/.claude, ~/.codex, ~/.cursor and their binaries); name one with --only")?;
+        writeln!(
+            out,
+            "no agent found (looked for ~/.claude, ~/.codex, ~/.cursor and their binaries); name one with --only"
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     if edits.is_empty() {

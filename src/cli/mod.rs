@@ -2,6 +2,7 @@
 //!
 //! Only the non-serve commands print to stdout. Each command lives in its own file.
 
+mod bench;
 mod config_cmd;
 mod hook;
 mod install;
@@ -46,6 +47,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Print the resolved configuration and where each value came from.
     Config(config_cmd::ConfigArgs),
+    /// Run a benchmark against the real binary and print a table.
+    Bench(bench::BenchArgs),
     /// Register refrain (MCP server and hooks) with Claude Code, Codex and Cursor.
     Install(install::InstallArgs),
     /// Remove exactly what `install` added.
@@ -60,6 +63,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(&cli.global, args),
         Command::Config(args) => config_cmd::run(&cli.global, args),
+        Command::Bench(args) => bench::run(&cli.global, args),
         Command::Install(args) => install::run_install(&cli.global, args),
         Command::Uninstall(args) => install::run_uninstall(&cli.global, args),
         Command::Hook(args) => hook::run(&cli.global, args),

@@ -29,7 +29,8 @@ pub enum Effect {
 const NETWORK_READS: [&str; 2] = ["WebFetch", "WebSearch"];
 const FILE_WRITES: [&str; 5] = ["Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch"];
 const SHELLS: [&str; 6] = ["Bash", "shell", "exec_command", "local_shell", "unified_exec", "container.exec"];
-const READ_VERBS: [&str; 12] = ["get", "list", "read", "search", "fetch", "find", "query", "describe", "show", "lookup", "view", "grep"];
+const READ_VERBS: [&str; 12] =
+    ["get", "list", "read", "search", "fetch", "find", "query", "describe", "show", "lookup", "view", "grep"];
 
 /// True for tools whose results are expensive network reads.
 pub fn is_network_read(tool: &str) -> bool {
@@ -50,7 +51,8 @@ pub fn classify(_agent: Agent, p: &Payload, config: &HooksConfig) -> Option<Effe
         "Grep" | "Glob" => Some(Effect::Read { deps: vec![text("path").unwrap_or(cwd)] }),
         t if is_network_read(t) => Some(Effect::Read { deps: Vec::new() }),
         t if FILE_WRITES.contains(&t) => {
-            let mut paths: Vec<String> = ["file_path", "notebook_path", "path"].iter().filter_map(|k| text(k)).collect();
+            let mut paths: Vec<String> =
+                ["file_path", "notebook_path", "path"].iter().filter_map(|k| text(k)).collect();
             paths.extend(patch_paths(&input).into_iter().map(|s| absolute(&cwd, &s)));
             if paths.is_empty() {
                 return Some(Effect::Write { paths: vec![cwd], recursive: true });
@@ -95,7 +97,11 @@ fn command_text(input: &Value) -> Option<String> {
 }
 
 fn absolute(cwd: &str, p: &str) -> String {
-    if Path::new(p).is_absolute() || cwd.is_empty() { p.to_string() } else { Path::new(cwd).join(p).to_string_lossy().into_owned() }
+    if Path::new(p).is_absolute() || cwd.is_empty() {
+        p.to_string()
+    } else {
+        Path::new(cwd).join(p).to_string_lossy().into_owned()
+    }
 }
 
 /// Paths named in an apply_patch body (`*** Update File: x`, `*** Add File:`, `*** Delete File:`, `*** Move to:`).
@@ -153,7 +159,9 @@ pub fn shell_effect(command: &str, cwd: &str) -> Option<Effect> {
             "sed" if flags_only(&["-i", "--in-place"]) => {}
             "git" if args.first().is_some_and(|a| GIT_READS.contains(a)) => {}
             c if WRITERS.contains(&c) => {
-                paths.extend(args.iter().filter(|a| !a.starts_with('-')).map(|a| absolute(cwd, a.trim_matches(['"', '\'']))));
+                paths.extend(
+                    args.iter().filter(|a| !a.starts_with('-')).map(|a| absolute(cwd, a.trim_matches(['"', '\'']))),
+                );
             }
             _ => return unknown(),
         }

@@ -115,7 +115,13 @@ pub trait Caller {
 }
 
 /// Handles one hook; returns the JSON to print, or `None` for silence.
-pub async fn respond(agent: Agent, event: Event, payload: &Payload, config: &HooksConfig, caller: &impl Caller) -> Option<Value> {
+pub async fn respond(
+    agent: Agent,
+    event: Event,
+    payload: &Payload,
+    config: &HooksConfig,
+    caller: &impl Caller,
+) -> Option<Value> {
     match event {
         Event::UserPromptSubmit => {
             let prompt = payload.prompt.as_deref().filter(|p| !p.trim().is_empty())?;
@@ -187,7 +193,12 @@ mod tests {
         p
     }
 
-    fn run(agent: Agent, event: Event, p: &Payload, answers: Vec<(&'static str, Value)>) -> (Option<Value>, Vec<(String, Value)>) {
+    fn run(
+        agent: Agent,
+        event: Event,
+        p: &Payload,
+        answers: Vec<(&'static str, Value)>,
+    ) -> (Option<Value>, Vec<(String, Value)>) {
         let caller = FakeCaller { answers, seen: RefCell::new(Vec::new()) };
         let config = HooksConfig { serve_cached_network_reads: true, ..HooksConfig::default() };
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
@@ -201,7 +212,10 @@ mod tests {
 
     #[test]
     fn prompt_hooks_add_the_plan_on_a_hit_and_stay_silent_on_a_miss() {
-        for (agent, file) in [(Agent::Claude, "claude-UserPromptSubmit-1795311204932778601.json"), (Agent::Codex, "codex-UserPromptSubmit-1795311377691403368.json")] {
+        for (agent, file) in [
+            (Agent::Claude, "claude-UserPromptSubmit-1795311204932778601.json"),
+            (Agent::Codex, "codex-UserPromptSubmit-1795311377691403368.json"),
+        ] {
             let p = fixture(file);
             let (out, seen) = run(agent, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, plan_hit())]);
             assert_eq!(seen[0].0, "plan_lookup");
@@ -209,8 +223,12 @@ mod tests {
             let out = out.unwrap();
             assert_eq!(out["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
             let ctx = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
-            assert!(ctx.contains("1. call the echo tool") && ctx.contains("plan_feedback") && ctx.contains("session s0"), "{ctx}");
-            let (miss, _) = run(agent, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, json!({"status": "miss"}))]);
+            assert!(
+                ctx.contains("1. call the echo tool") && ctx.contains("plan_feedback") && ctx.contains("session s0"),
+                "{ctx}"
+            );
+            let (miss, _) =
+                run(agent, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, json!({"status": "miss"}))]);
             assert_eq!(miss, None);
         }
     }
@@ -242,7 +260,13 @@ mod tests {
         edit.tool_name = Some("Edit".into());
         edit.tool_input = Some(json!({"file_path": "/tmp/mcpclients/README.md", "old_string": "a", "new_string": "b"}));
         let (_, seen) = run(Agent::Claude, Event::PostToolUse, &edit, vec![]);
-        assert_eq!(seen[0], ("response_cache_invalidate".to_string(), json!({"paths": ["/tmp/mcpclients/README.md"], "recursive": false})));
+        assert_eq!(
+            seen[0],
+            (
+                "response_cache_invalidate".to_string(),
+                json!({"paths": ["/tmp/mcpclients/README.md"], "recursive": false})
+            )
+        );
     }
 
     #[test]
@@ -263,7 +287,12 @@ mod tests {
         let mut p = fixture("claude-PreToolUse-1795311205203548705.json");
         p.tool_name = Some("WebFetch".into());
         p.tool_input = Some(json!({"url": "https://example.com", "prompt": "summary"}));
-        let (out, seen) = run(Agent::Claude, Event::PreToolUse, &p, vec![(calls::RESPONSE_CACHE_GET, json!({"hit": true, "result": "Example Domain"}))]);
+        let (out, seen) = run(
+            Agent::Claude,
+            Event::PreToolUse,
+            &p,
+            vec![(calls::RESPONSE_CACHE_GET, json!({"hit": true, "result": "Example Domain"}))],
+        );
         assert_eq!(seen[0].1["arguments"]["url"], "https://example.com");
         let out = out.unwrap();
         assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "deny");
@@ -274,7 +303,10 @@ mod tests {
 
     #[test]
     fn compactions_are_noted() {
-        for (event, file) in [(Event::PreCompact, "claude-PreCompact-1795311470987647626.json"), (Event::PostCompact, "claude-PostCompact-1795311471304710281.json")] {
+        for (event, file) in [
+            (Event::PreCompact, "claude-PreCompact-1795311470987647626.json"),
+            (Event::PostCompact, "claude-PostCompact-1795311471304710281.json"),
+        ] {
             let (out, seen) = run(Agent::Claude, event, &fixture(file), vec![]);
             assert_eq!(out, None);
             assert_eq!(seen[0].0, "session_event");

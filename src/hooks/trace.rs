@@ -29,7 +29,8 @@ pub fn read(agent: Agent, p: &Payload) -> Result<Option<Trace>, Error> {
     if file.metadata().map_err(err)?.len() > MAX_TRANSCRIPT_BYTES {
         return Ok(None);
     }
-    let lines: Vec<Value> = BufReader::new(file).lines().map_while(Result::ok).filter_map(|l| serde_json::from_str(&l).ok()).collect();
+    let lines: Vec<Value> =
+        BufReader::new(file).lines().map_while(Result::ok).filter_map(|l| serde_json::from_str(&l).ok()).collect();
     let trace = match agent {
         Agent::Claude => claude(&lines, p.prompt_id.as_deref()),
         Agent::Codex => codex(&lines),
@@ -45,9 +46,12 @@ fn claude_prompt(entry: &Value) -> Option<String> {
     let content = entry.get("message")?.get("content")?;
     let text = match content {
         Value::String(s) => s.clone(),
-        Value::Array(blocks) => {
-            blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("text")).filter_map(|b| b.get("text")?.as_str()).collect::<Vec<_>>().join("\n")
-        }
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text")?.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
         _ => return None,
     };
     let t = text.trim();
@@ -69,13 +73,23 @@ fn claude(lines: &[Value], prompt_id: Option<&str>) -> Option<Trace> {
         let Some(content) = e.get("message").and_then(|m| m.get("content")) else { continue };
         for block in content.as_array().into_iter().flatten() {
             match block.get("type").and_then(Value::as_str) {
-                Some("text") if block.get("text").and_then(Value::as_str).is_some_and(|t| t.starts_with("[Request interrupted")) => return None,
+                Some("text")
+                    if block
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| t.starts_with("[Request interrupted")) =>
+                {
+                    return None;
+                }
                 Some("tool_use") => {
                     let name = block.get("name").and_then(Value::as_str).unwrap_or_default();
                     let input = block.get("input").cloned().unwrap_or(Value::Null);
                     if name == "TodoWrite" {
                         let todos = input.get("todos").and_then(Value::as_array).cloned().unwrap_or_default();
-                        steps = todos.iter().filter_map(|t| t.get("content").and_then(Value::as_str).map(str::to_string)).collect();
+                        steps = todos
+                            .iter()
+                            .filter_map(|t| t.get("content").and_then(Value::as_str).map(str::to_string))
+                            .collect();
                         todos_done = todos.iter().all(|t| t.get("status").and_then(Value::as_str) == Some("completed"));
                     } else {
                         calls.push(json!({"tool": name, "input": input}));
@@ -111,7 +125,8 @@ fn codex(lines: &[Value]) -> Option<Trace> {
                 let input = raw.as_str().and_then(|s| serde_json::from_str(s).ok()).unwrap_or(raw);
                 if name == "update_plan" {
                     let plan = input.get("plan").and_then(Value::as_array).cloned().unwrap_or_default();
-                    steps = plan.iter().filter_map(|s| s.get("step").and_then(Value::as_str).map(str::to_string)).collect();
+                    steps =
+                        plan.iter().filter_map(|s| s.get("step").and_then(Value::as_str).map(str::to_string)).collect();
                     plan_done = plan.iter().all(|s| s.get("status").and_then(Value::as_str) == Some("completed"));
                 } else {
                     let tool = match p.get("namespace").and_then(Value::as_str) {
@@ -144,8 +159,10 @@ mod tests {
     #[test]
     fn claude_turn_with_finished_todos_becomes_a_trace() {
         let t = lines(concat!(
-            r#"{"type":"user","promptId":"p1","message":{"role":"user","content":"add a flag --x to src/cli.rs"}}"#, "\n",
-            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"TodoWrite","input":{"todos":[{"content":"edit src/cli.rs","status":"completed"},{"content":"run tests","status":"completed"}]}}]}}"#, "\n",
+            r#"{"type":"user","promptId":"p1","message":{"role":"user","content":"add a flag --x to src/cli.rs"}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"TodoWrite","input":{"todos":[{"content":"edit src/cli.rs","status":"completed"},{"content":"run tests","status":"completed"}]}}]}}"#,
+            "\n",
             r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Edit","input":{"file_path":"src/cli.rs"}}]}}"#,
         ));
         let trace = claude(&t, Some("p1")).unwrap();
@@ -157,13 +174,16 @@ mod tests {
     #[test]
     fn claude_turn_left_unfinished_or_interrupted_is_not_stored() {
         let open = lines(concat!(
-            r#"{"type":"user","message":{"content":"do it"}}"#, "\n",
+            r#"{"type":"user","message":{"content":"do it"}}"#,
+            "\n",
             r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"TodoWrite","input":{"todos":[{"content":"a","status":"in_progress"}]}}]}}"#,
         ));
         assert_eq!(claude(&open, None), None);
         let stopped = lines(concat!(
-            r#"{"type":"user","message":{"content":"do it"}}"#, "\n",
-            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Read","input":{}}]}}"#, "\n",
+            r#"{"type":"user","message":{"content":"do it"}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Read","input":{}}]}}"#,
+            "\n",
             r#"{"type":"user","message":{"content":[{"type":"text","text":"[Request interrupted by user]"}]}}"#,
         ));
         assert_eq!(claude(&stopped, None), None);
@@ -172,9 +192,12 @@ mod tests {
     #[test]
     fn codex_turn_with_update_plan_becomes_a_trace_and_aborted_turns_do_not() {
         let mut t = lines(concat!(
-            r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context/>"}]}}"#, "\n",
-            r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"fix the bug in `parse`"}]}}"#, "\n",
-            r#"{"type":"response_item","payload":{"type":"function_call","name":"update_plan","arguments":"{\"plan\":[{\"step\":\"find parse\",\"status\":\"completed\"}]}"}}"#, "\n",
+            r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context/>"}]}}"#,
+            "\n",
+            r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"fix the bug in `parse`"}]}}"#,
+            "\n",
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"update_plan","arguments":"{\"plan\":[{\"step\":\"find parse\",\"status\":\"completed\"}]}"}}"#,
+            "\n",
             r#"{"type":"response_item","payload":{"type":"function_call","name":"echo","namespace":"mcp__everything","arguments":"{\"message\":\"hi\"}"}}"#,
         ));
         let trace = codex(&t).unwrap();

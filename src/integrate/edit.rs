@@ -133,7 +133,15 @@ pub fn install(target: &Target, opts: &Options) -> Result<Option<FileEdit>, Erro
     }
     let make_backup = before.is_some() && !backup_path(&target.path).exists();
     let change = if before.is_some() { Change::Modify } else { Change::Create };
-    Ok(Some(FileEdit { agent: target.agent, path: target.path.clone(), change, before, after: Some(render(&doc)), make_backup, drop_backup: false }))
+    Ok(Some(FileEdit {
+        agent: target.agent,
+        path: target.path.clone(),
+        change,
+        before,
+        after: Some(render(&doc)),
+        make_backup,
+        drop_backup: false,
+    }))
 }
 
 fn normal_exact(doc: &Doc) -> String {

@@ -107,7 +107,8 @@ mod tests {
 
     #[test]
     fn adding_twice_changes_nothing_and_keeps_foreign_hooks() {
-        let mut doc = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}, "model": "x"});
+        let mut doc =
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}, "model": "x"});
         let orig = doc.clone();
         add(&mut doc, &claude_hooks(), cmd).unwrap();
         let once = doc.clone();

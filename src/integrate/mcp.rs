@@ -48,7 +48,8 @@ pub fn add_toml(doc: &mut DocumentMut, command: &str) -> Result<(), String> {
     if servers.get(NAME).is_none() {
         servers.insert(NAME, Item::Table(Table::new()));
     }
-    let entry = servers.get_mut(NAME).and_then(Item::as_table_like_mut).ok_or_else(|| format!("{TOML_SERVERS}.{NAME}"))?;
+    let entry =
+        servers.get_mut(NAME).and_then(Item::as_table_like_mut).ok_or_else(|| format!("{TOML_SERVERS}.{NAME}"))?;
     if entry.get("command").and_then(Item::as_str) != Some(command) {
         entry.insert("command", value(command));
     }
@@ -68,7 +69,8 @@ pub fn remove_toml(doc: &mut DocumentMut) -> bool {
     if servers.remove(NAME).is_none() {
         return false;
     }
-    let drop_container = servers.is_empty() && doc.get(TOML_SERVERS).and_then(Item::as_table).is_some_and(Table::is_implicit);
+    let drop_container =
+        servers.is_empty() && doc.get(TOML_SERVERS).and_then(Item::as_table).is_some_and(Table::is_implicit);
     if drop_container {
         doc.remove(TOML_SERVERS);
     }

@@ -114,7 +114,11 @@ pub fn parse_agents(list: &str) -> Result<Vec<Agent>, Error> {
 /// The hook command line for one agent and event, quoting the binary path when needed.
 pub fn hook_command(command: &str, agent: &str, event: &str) -> String {
     let safe = command.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@".contains(c));
-    if safe { format!("{command} hook {agent} {event}") } else { format!("'{}' hook {agent} {event}", command.replace('\'', r"'\''")) }
+    if safe {
+        format!("{command} hook {agent} {event}")
+    } else {
+        format!("'{}' hook {agent} {event}", command.replace('\'', r"'\''"))
+    }
 }
 
 /// True when a hook command was written by refrain (any binary path, any event).

@@ -148,7 +148,8 @@ pub fn files(agent: Agent, opts: &Options) -> Vec<Target> {
             let mcp = if user { claude_json(home) } else { project.join(".mcp.json") };
             push(mcp, Kind::McpJson(server_entry(agent, &opts.command)));
             if opts.hooks {
-                let settings = if user { claude_dir(home).join("settings.json") } else { project.join(".claude/settings.json") };
+                let settings =
+                    if user { claude_dir(home).join("settings.json") } else { project.join(".claude/settings.json") };
                 push(settings, Kind::Hooks(claude_hooks()));
             }
         }

@@ -88,6 +88,13 @@ impl Link {
         }
     }
 
+    /// Flushes and saves what this process owns; call before exiting.
+    pub async fn shutdown(&self) {
+        if let Some(app) = self.local_app().await {
+            app.shutdown().await;
+        }
+    }
+
     /// True when this process owns the store.
     pub async fn is_owner(&self) -> bool {
         matches!(self.conn.read().await.1, Conn::Local(_))

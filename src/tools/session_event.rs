@@ -40,16 +40,32 @@ impl Refrain {
         output_schema = schema_for_output::<SessionEventOutput>(),
         annotations(read_only_hint = false, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
     )]
-    pub async fn session_event(&self, Parameters(p): Parameters<SessionEventParams>) -> Result<CallToolResult, ErrorData> {
+    pub async fn session_event(
+        &self,
+        Parameters(p): Parameters<SessionEventParams>,
+    ) -> Result<CallToolResult, ErrorData> {
         let Some(session_id) = p.session_id.filter(|s| !s.is_empty()) else {
             return fail("session_id is required: pass the agent's session id from the hook payload");
         };
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-        let ev = SessionEvent { agent: p.agent, event: p.event, session_id, at_ms: p.at_ms.unwrap_or(now), trigger: p.trigger, transcript_path: p.transcript_path };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        let ev = SessionEvent {
+            agent: p.agent,
+            event: p.event,
+            session_id,
+            at_ms: p.at_ms.unwrap_or(now),
+            trigger: p.trigger,
+            transcript_path: p.transcript_path,
+        };
         let store = &self.app.store;
         events::record(store, &ev).map_err(|e| internal(e.to_string()))?;
         store.flush_async().await.map_err(|e| internal(e.to_string()))?;
         let n = events::of_session(store, &ev.session_id).map_err(|e| internal(e.to_string()))?.len();
-        reply(format!("noted {} of session {} ({n} events so far)", ev.event, ev.session_id), &SessionEventOutput { session_events: n })
+        reply(
+            format!("noted {} of session {} ({n} events so far)", ev.event, ev.session_id),
+            &SessionEventOutput { session_events: n },
+        )
     }
 }

@@ -35,7 +35,8 @@ fn hook(home: &Path, project: &Path, agent: &str, event: &str, stdin: &[u8]) -> 
 fn payload(file: &str, project: &Path) -> Vec<u8> {
     let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(fixtures().join(file)).unwrap()).unwrap();
     v["cwd"] = project.to_string_lossy().into();
-    let transcript = if file.starts_with("claude") { "claude-transcript-mcp-call.jsonl" } else { "codex-rollout-mcp-call.jsonl" };
+    let transcript =
+        if file.starts_with("claude") { "claude-transcript-mcp-call.jsonl" } else { "codex-rollout-mcp-call.jsonl" };
     v["transcript_path"] = fixtures().join(transcript).to_string_lossy().into();
     serde_json::to_vec(&v).unwrap()
 }
@@ -51,7 +52,11 @@ fn payload(file: &str, project: &Path) -> Vec<u8> {
 #[case("codex", "PostToolUse", "codex-PostToolUse-1795311377782581679.json")]
 #[case("codex", "Stop", "codex-Stop-1795311377835325656.json")]
 #[case("claude", "SessionStart", "claude-SessionStart-1795311204028644821.json")]
-fn captured_payloads_are_answered_without_breaking_the_agent(#[case] agent: &str, #[case] event: &str, #[case] file: &str) {
+fn captured_payloads_are_answered_without_breaking_the_agent(
+    #[case] agent: &str,
+    #[case] event: &str,
+    #[case] file: &str,
+) {
     let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (out, elapsed) = hook(home.path(), project.path(), agent, event, &payload(file, project.path()));
     // With no stored plan or cached result, the right answer is silence; anything printed must be

@@ -7,15 +7,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const CLAUDE_JSON: &str = "{\n    \"numStartups\": 3,\n    \"mcpServers\": {\n        \"other\": {\"command\": \"other-server\"}\n    }\n}\n";
+const CLAUDE_JSON: &str =
+    "{\n    \"numStartups\": 3,\n    \"mcpServers\": {\n        \"other\": {\"command\": \"other-server\"}\n    }\n}\n";
 const CLAUDE_SETTINGS: &str = "{\"model\": \"opus\", \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\"}]}]}}";
 const CODEX_TOML: &str = "# my codex config\nmodel = \"o3\"  # keep me\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
-
-fn model_dir() -> PathBuf {
-    std::env::var_os("REFRAIN_MODEL_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var("HOME").unwrap()).join(".local/share/refrain/models")
-    })
-}
 
 /// Every file under `dir` with its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
@@ -24,7 +19,11 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
-            if p.is_dir() { stack.push(p) } else { out.insert(p.clone(), std::fs::read(&p).unwrap()); }
+            if p.is_dir() {
+                stack.push(p)
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
         }
     }
     out
@@ -62,7 +61,7 @@ impl Scratch {
             .env("HOME", &self.home)
             .env("REFRAIN_BIN_DIR", self.home.join("bin"))
             .env("REFRAIN_HOME", self.home.join("data"))
-            .env("REFRAIN_MODEL_DIR", model_dir())
+            .env("REFRAIN_MODEL_DIR", crate::support::model_dir())
             .env("REFRAIN_BINARY", env!("CARGO_BIN_EXE_refrain"))
             .output()
             .unwrap();
@@ -93,9 +92,15 @@ fn install_sh_round_trip_leaves_every_file_as_it_was(#[case] scope: &str) {
     assert!(s.home.join("bin/refrain").exists());
     if scope == "user" {
         let claude = s.read(".claude.json");
-        assert!(claude.contains("\"refrain\"") && claude.contains("other-server") && claude.contains("numStartups"), "{claude}");
+        assert!(
+            claude.contains("\"refrain\"") && claude.contains("other-server") && claude.contains("numStartups"),
+            "{claude}"
+        );
         let settings = s.read(".claude/settings.json");
-        assert!(settings.contains("hook claude UserPromptSubmit") && settings.contains("notify-send done"), "{settings}");
+        assert!(
+            settings.contains("hook claude UserPromptSubmit") && settings.contains("notify-send done"),
+            "{settings}"
+        );
         let codex = s.read(".codex/config.toml");
         assert!(codex.starts_with(CODEX_TOML), "comments and other servers must survive:\n{codex}");
         assert!(codex.contains("[mcp_servers.refrain]"));

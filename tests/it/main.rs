@@ -1,7 +1,9 @@
-//! refrain's integration tests: one binary, one module per area, driving the real `refrain` binary.
+//! refrain's one integration test binary: drives the real `refrain` binary the way agents do.
 
 // Test helpers may unwrap: a failed step is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod hook;
 mod install;
+mod server;
+mod support;
