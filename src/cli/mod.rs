@@ -72,7 +72,12 @@ pub fn main() -> anyhow::Result<ExitCode> {
 
 /// The project and configuration a command works on.
 pub fn resolve(global: &GlobalArgs, token: Option<String>) -> anyhow::Result<(Project, Sourced)> {
-    let flags = Overrides { home: global.home.clone(), log_file: global.log_file.clone(), token, model_dir: global.model_dir.clone() };
+    let flags = Overrides {
+        home: global.home.clone(),
+        log_file: global.log_file.clone(),
+        token,
+        model_dir: global.model_dir.clone(),
+    };
     // Resolve the project against the home the env/flags give, then load the project's config file.
     let pre = Config::load(None, &flags)?;
     let project = Project::resolve(global.project.as_deref(), &pre.config.home())?;
@@ -84,8 +89,13 @@ pub fn resolve(global: &GlobalArgs, token: Option<String>) -> anyhow::Result<(Pr
 /// Starts tracing to stderr or the configured log file. Safe to call once per process.
 pub fn init_logging(config: &Config) {
     use tracing_subscriber::{EnvFilter, fmt};
-    let filter = EnvFilter::try_from_env("REFRAIN_LOG").unwrap_or_else(|_| EnvFilter::new("info,sled=warn,hnsw_rs=warn,ort=warn"));
-    let file = config.server.log_file.as_ref().and_then(|p| std::fs::OpenOptions::new().create(true).append(true).open(p).ok());
+    let filter = EnvFilter::try_from_env("REFRAIN_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("info,sled=warn,hnsw_rs=warn,ort=warn"));
+    let file = config
+        .server
+        .log_file
+        .as_ref()
+        .and_then(|p| std::fs::OpenOptions::new().create(true).append(true).open(p).ok());
     let builder = fmt().with_env_filter(filter).with_ansi(false);
     let _ = match file {
         Some(f) => builder.with_writer(std::sync::Mutex::new(f)).try_init(),

@@ -20,12 +20,7 @@ pub struct ServerConfig {
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        Self {
-            max_message_bytes: 8 * 1024 * 1024,
-            token: None,
-            allowed_origins: Vec::new(),
-            log_file: None,
-        }
+        Self { max_message_bytes: 8 * 1024 * 1024, token: None, allowed_origins: Vec::new(), log_file: None }
     }
 }
 

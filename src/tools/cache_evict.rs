@@ -49,7 +49,14 @@ impl Refrain {
         let out = match p.what {
             EvictTarget::All => {
                 let mut n = 0;
-                for t in [trees::PLANS, trees::PLAN_BUCKETS, trees::RESPONSES, trees::RESPONSE_LRU, trees::RESPONSE_DEPS, trees::VECTORS] {
+                for t in [
+                    trees::PLANS,
+                    trees::PLAN_BUCKETS,
+                    trees::RESPONSES,
+                    trees::RESPONSE_LRU,
+                    trees::RESPONSE_DEPS,
+                    trees::VECTORS,
+                ] {
                     n += store.clear(t).map_err(|e| internal(e.to_string()))?;
                 }
                 if let Ok(index) = self.app.index().await {

@@ -1,6 +1,6 @@
 //! refrain's one integration test binary: drives the real `refrain` binary the way agents do.
 
-// Test helpers may unwrap: a failed step is a failed test.
+// Test helpers outside #[test] functions may fail loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod hook;
