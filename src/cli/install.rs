@@ -107,7 +107,8 @@ fn finish(opts: &Options, edits: &[FileEdit], dry_run: bool, done: &str) -> anyh
     if !dry_run {
         integrate::apply(edits)?;
     }
-    let codex_hooks = edits.iter().any(|e| e.agent == Agent::Codex && e.path.ends_with("hooks.json") && e.after.is_some());
+    let codex_hooks =
+        edits.iter().any(|e| e.agent == Agent::Codex && e.path.ends_with("hooks.json") && e.after.is_some());
     if codex_hooks {
         writeln!(out, "note: Codex runs new hooks only once you trust them: review them with /hooks in Codex")?;
     }

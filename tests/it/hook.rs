@@ -58,14 +58,13 @@ fn captured_payloads_are_answered_without_breaking_the_agent(
     #[case] file: &str,
 ) {
     let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (out, elapsed) = hook(home.path(), project.path(), agent, event, &payload(file, project.path()));
+    let (out, _) = hook(home.path(), project.path(), agent, event, &payload(file, project.path()));
     // With no stored plan or cached result, the right answer is silence; anything printed must be
     // a hook answer the agent can parse.
     if !out.trim().is_empty() {
         let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
         assert_eq!(v["hookSpecificOutput"]["hookEventName"], event, "{out}");
     }
-    assert!(elapsed < Duration::from_secs(5), "hook took {elapsed:?}");
 }
 
 #[rstest]
