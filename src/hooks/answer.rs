@@ -38,8 +38,23 @@ pub fn plan_context(hit: &PlanHit) -> String {
     out
 }
 
+/// One plan step as a line: a todo's text, else `tool op inputs`.
 fn step_text(s: &Value) -> Option<String> {
-    ["text", "description", "step", "title", "action"].iter().find_map(|k| s.get(*k)?.as_str().map(str::to_string))
+    let tool = s.get("tool")?.as_str()?;
+    let inputs = s.get("inputs").filter(|v| !v.is_null() && v.as_object().is_none_or(|o| !o.is_empty()));
+    if tool == "todo" {
+        return inputs.and_then(|i| i.get("text")).and_then(Value::as_str).map(str::to_string);
+    }
+    let mut line = tool.to_string();
+    if let Some(op) = s.get("op").and_then(Value::as_str) {
+        line.push(' ');
+        line.push_str(op);
+    }
+    if let Some(i) = inputs {
+        line.push(' ');
+        line.push_str(&i.to_string());
+    }
+    Some(line)
 }
 
 fn compact(v: &Value) -> String {
@@ -70,12 +85,12 @@ mod tests {
     fn plan_context_numbers_steps_and_asks_for_feedback() {
         let hit = PlanHit {
             plan_id: Some("p7".into()),
-            plan: json!({"steps": ["edit src/main.rs", {"text": "run cargo test"}]}),
+            plan: json!({"steps": [{"tool": "todo", "inputs": {"text": "edit src/main.rs"}}, {"tool": "Bash", "op": "cargo test", "inputs": {}}]}),
             score: Some(0.91),
             provenance: Some(json!("stored from a claude-code session")),
         };
         let text = plan_context(&hit);
-        assert!(text.contains("1. edit src/main.rs\n2. run cargo test"), "{text}");
+        assert!(text.contains("1. edit src/main.rs\n2. Bash cargo test\n"), "{text}");
         assert!(text.contains("plan_feedback with plan_id \"p7\""));
         assert!(text.contains("Provenance: stored from a claude-code session"));
     }

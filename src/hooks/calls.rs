@@ -23,21 +23,25 @@ pub fn namespace(agent: Agent) -> String {
     format!("hooks/{}", agent.name())
 }
 
-/// `plan_lookup` for a submitted prompt.
-pub fn plan_lookup(prompt: &str, p: &Payload) -> Value {
-    json!({"task": prompt, "context": {"cwd": p.cwd}})
+/// `plan_lookup` for a submitted prompt (the values come from the prompt itself).
+pub fn plan_lookup(prompt: &str, _p: &Payload) -> Value {
+    json!({"task": prompt})
 }
 
-/// `plan_store` with an executed trace.
-pub fn plan_store(agent: Agent, t: &Trace, p: &Payload) -> Value {
-    json!({
-        "trace": {
-            "task": t.task,
-            "steps": t.steps,
-            "tool_calls": t.calls,
-        },
-        "source": {"agent": agent.name(), "session_id": p.session_id, "cwd": p.cwd},
-    })
+/// Most steps sent for one turn.
+const MAX_STEPS: usize = 50;
+
+/// `plan_store` with an executed trace: the todo items (as `todo` steps) then the tool calls,
+/// each as a plan step `{tool, inputs, side_effect, family}` with its real values.
+pub fn plan_store(_agent: Agent, t: &Trace, _p: &Payload) -> Value {
+    let todos = t.steps.iter().map(|s| json!({"tool": "todo", "inputs": {"text": s}, "side_effect": false}));
+    let calls = t.calls.iter().map(|c| {
+        let tool = c.get("tool").and_then(Value::as_str).unwrap_or_default();
+        let (family, side_effect) = super::classify::family(tool);
+        json!({"tool": tool, "inputs": c.get("input").cloned().unwrap_or(json!({})), "side_effect": side_effect, "family": family})
+    });
+    let steps: Vec<Value> = todos.chain(calls).take(MAX_STEPS).collect();
+    json!({"task": t.task, "trace": {"steps": steps}})
 }
 
 /// `response_cache_put` for a read-only tool's result; None when there is no result to store.
@@ -90,19 +94,19 @@ pub struct PlanHit {
     pub provenance: Option<Value>,
 }
 
-/// Reads a `plan_lookup` answer; None on a miss.
+/// Reads a `plan_lookup` answer (`{status, hit: {plan_id, score, steps, provenance}}`); None on a miss.
 pub fn read_plan_hit(out: &Value) -> Option<PlanHit> {
-    let status = out.get("status").or_else(|| out.get("outcome")).and_then(Value::as_str);
-    let hit = status == Some("hit") || out.get("hit").and_then(Value::as_bool) == Some(true);
-    if !hit {
+    if out.get("status").and_then(Value::as_str) != Some("hit") {
         return None;
     }
-    let plan = out.get("plan").or_else(|| out.get("filled")).cloned()?;
-    let id = out.get("plan_id").or_else(|| plan.get("id")).or_else(|| plan.get("plan_id"));
-    let plan_id = id.map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
-    let score = out.get("score").and_then(Value::as_f64);
-    let provenance = out.get("provenance").or_else(|| plan.get("provenance")).cloned();
-    Some(PlanHit { plan_id, plan, score, provenance })
+    let hit = out.get("hit")?;
+    let plan_id = hit.get("plan_id").map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+    Some(PlanHit {
+        plan_id,
+        plan: hit.clone(),
+        score: hit.get("score").and_then(Value::as_f64),
+        provenance: hit.get("provenance").cloned(),
+    })
 }
 
 /// Reads a `response_cache_get` answer; the cached result on a fresh hit.

@@ -32,6 +32,18 @@ const SHELLS: [&str; 6] = ["Bash", "shell", "exec_command", "local_shell", "unif
 const READ_VERBS: [&str; 12] =
     ["get", "list", "read", "search", "fetch", "find", "query", "describe", "show", "lookup", "view", "grep"];
 
+/// The tool family of a tool and whether calling it changes something (for plan steps).
+pub fn family(tool: &str) -> (&'static str, bool) {
+    match tool {
+        "Read" | "Grep" | "Glob" | "LS" => ("fs", false),
+        t if FILE_WRITES.contains(&t) => ("fs", true),
+        t if SHELLS.contains(&t) => ("shell", true),
+        t if is_network_read(t) => ("web", false),
+        t if t.starts_with("mcp__") => ("mcp", !read_only_mcp(t, &HooksConfig::default())),
+        _ => ("agent", false),
+    }
+}
+
 /// True for tools whose results are expensive network reads.
 pub fn is_network_read(tool: &str) -> bool {
     NETWORK_READS.contains(&tool)

@@ -207,7 +207,9 @@ mod tests {
     }
 
     fn plan_hit() -> Value {
-        json!({"status": "hit", "plan_id": "p1", "score": 0.9, "plan": {"steps": ["call the echo tool"]}, "provenance": "session s0"})
+        json!({"status": "hit", "hit": {"plan_id": "p1", "score": 0.9,
+            "steps": [{"tool": "mcp__everything__echo", "inputs": {"message": "hello"}, "side_effect": false}],
+            "provenance": {"source": "trace", "task": "Please echo hi using the MCP tool"}}})
     }
 
     #[test]
@@ -223,10 +225,8 @@ mod tests {
             let out = out.unwrap();
             assert_eq!(out["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
             let ctx = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
-            assert!(
-                ctx.contains("1. call the echo tool") && ctx.contains("plan_feedback") && ctx.contains("session s0"),
-                "{ctx}"
-            );
+            assert!(ctx.contains("1. mcp__everything__echo {\"message\":\"hello\"}"), "{ctx}");
+            assert!(ctx.contains("plan_feedback with plan_id \"p1\"") && ctx.contains("Please echo hi"), "{ctx}");
             let (miss, _) =
                 run(agent, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, json!({"status": "miss"}))]);
             assert_eq!(miss, None);
@@ -243,8 +243,12 @@ mod tests {
             assert_eq!(out, None);
             assert_eq!(seen.len(), 1, "{seen:?}");
             assert_eq!(seen[0].0, "plan_store");
-            assert_eq!(seen[0].1["trace"]["task"], "Please echo hello using the MCP tool");
-            assert_eq!(seen[0].1["trace"]["tool_calls"][0]["tool"], tool);
+            assert_eq!(seen[0].1["task"], "Please echo hello using the MCP tool");
+            assert_eq!(seen[0].1["trace"]["steps"][0]["tool"], tool);
+            assert_eq!(
+                seen[0].1["trace"]["steps"][0]["inputs"]["message"].as_str().map(|m| m.starts_with("hello from mock")),
+                Some(true)
+            );
         }
     }
 

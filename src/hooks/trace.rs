@@ -84,7 +84,9 @@ fn claude(lines: &[Value], prompt_id: Option<&str>) -> Option<Trace> {
                 Some("tool_use") => {
                     let name = block.get("name").and_then(Value::as_str).unwrap_or_default();
                     let input = block.get("input").cloned().unwrap_or(Value::Null);
-                    if name == "TodoWrite" {
+                    if name.starts_with("mcp__refrain__") {
+                        continue;
+                    } else if name == "TodoWrite" {
                         let todos = input.get("todos").and_then(Value::as_array).cloned().unwrap_or_default();
                         steps = todos
                             .iter()
@@ -133,7 +135,9 @@ fn codex(lines: &[Value]) -> Option<Trace> {
                         Some(ns) => format!("{ns}__{name}"),
                         None => name.to_string(),
                     };
-                    calls.push(json!({"tool": tool, "input": input}));
+                    if !tool.starts_with("mcp__refrain__") {
+                        calls.push(json!({"tool": tool, "input": input}));
+                    }
                 }
             }
             _ => {}
