@@ -45,13 +45,19 @@ pub fn plan_store(_agent: Agent, t: &Trace, _p: &Payload) -> Value {
 }
 
 /// `response_cache_put` for a read-only tool's result; None when there is no result to store.
-pub fn response_cache_put(agent: Agent, p: &Payload, deps: &[String]) -> Option<Value> {
+/// Web searches also send their query, so later searches can find the result by meaning.
+pub fn response_cache_put(agent: Agent, p: &Payload, files: &[String], trees: &[String]) -> Option<Value> {
+    let args = p.tool_input.clone().unwrap_or(json!({}));
+    let query = args.get("query").and_then(Value::as_str).map(str::to_string);
     Some(json!({
         "namespace": namespace(agent),
         "tool": p.tool_name.as_deref()?,
-        "arguments": p.tool_input.clone().unwrap_or(json!({})),
+        "args": args,
         "result": p.tool_response.clone()?,
-        "depends_on": deps,
+        "query": query,
+        "read_only": true,
+        "files": files,
+        "trees": trees,
     }))
 }
 
@@ -60,13 +66,13 @@ pub fn response_cache_get(agent: Agent, p: &Payload) -> Option<Value> {
     Some(json!({
         "namespace": namespace(agent),
         "tool": p.tool_name.as_deref()?,
-        "arguments": p.tool_input.clone().unwrap_or(json!({})),
+        "args": p.tool_input.clone().unwrap_or(json!({})),
     }))
 }
 
-/// `response_cache_invalidate` for paths a write touched (`recursive`: everything under them).
-pub fn invalidate(paths: &[String], recursive: bool) -> Value {
-    json!({"paths": paths, "recursive": recursive})
+/// `response_cache_invalidate` for paths a write touched (a directory covers everything under it).
+pub fn invalidate(paths: &[String]) -> Value {
+    json!({"paths": paths})
 }
 
 /// `session_event` for a compaction.
@@ -109,12 +115,10 @@ pub fn read_plan_hit(out: &Value) -> Option<PlanHit> {
     })
 }
 
-/// Reads a `response_cache_get` answer; the cached result on a fresh hit.
+/// Reads a `response_cache_get` answer (`{status, result}`); the cached result on a fresh hit.
 pub fn read_cache_hit(out: &Value) -> Option<Value> {
-    let status = out.get("status").or_else(|| out.get("outcome")).and_then(Value::as_str);
-    let hit = status == Some("hit") || out.get("hit").and_then(Value::as_bool) == Some(true);
-    if !hit {
+    if out.get("status").and_then(Value::as_str) != Some("hit") {
         return None;
     }
-    out.get("result").or_else(|| out.get("value")).cloned()
+    out.get("result").cloned()
 }

@@ -14,8 +14,10 @@ use std::path::Path;
 pub enum Effect {
     /// A read-only result worth recording, depending on these paths.
     Read {
-        /// Files (or directories) the result depends on.
-        deps: Vec<String>,
+        /// Files the result depends on.
+        files: Vec<String>,
+        /// Directories whose whole tree the result depends on.
+        trees: Vec<String>,
     },
     /// A write touching these paths.
     Write {
@@ -59,9 +61,14 @@ pub fn classify(_agent: Agent, p: &Payload, config: &HooksConfig) -> Option<Effe
         return None;
     }
     match tool {
-        "Read" => Some(Effect::Read { deps: text("file_path").into_iter().collect() }),
-        "Grep" | "Glob" => Some(Effect::Read { deps: vec![text("path").unwrap_or(cwd)] }),
-        t if is_network_read(t) => Some(Effect::Read { deps: Vec::new() }),
+        "Read" => Some(Effect::Read { files: text("file_path").into_iter().collect(), trees: Vec::new() }),
+        "Grep" | "Glob" => {
+            let path = text("path").unwrap_or(cwd);
+            let is_file = Path::new(&path).is_file();
+            let (files, trees) = if is_file { (vec![path], Vec::new()) } else { (Vec::new(), vec![path]) };
+            Some(Effect::Read { files, trees })
+        }
+        t if is_network_read(t) => Some(Effect::Read { files: Vec::new(), trees: Vec::new() }),
         t if FILE_WRITES.contains(&t) => {
             let mut paths: Vec<String> =
                 ["file_path", "notebook_path", "path"].iter().filter_map(|k| text(k)).collect();
@@ -72,7 +79,9 @@ pub fn classify(_agent: Agent, p: &Payload, config: &HooksConfig) -> Option<Effe
             Some(Effect::Write { paths, recursive: false })
         }
         t if SHELLS.contains(&t) => shell_effect(&command_text(&input)?, &cwd),
-        t if t.starts_with("mcp__") => read_only_mcp(t, config).then(|| Effect::Read { deps: Vec::new() }),
+        t if t.starts_with("mcp__") => {
+            read_only_mcp(t, config).then(|| Effect::Read { files: Vec::new(), trees: Vec::new() })
+        }
         _ => None,
     }
 }

@@ -139,11 +139,12 @@ pub async fn respond(
         }
         Event::PostToolUse => {
             match classify::classify(agent, payload, config)? {
-                classify::Effect::Read { deps } => {
-                    caller.call(calls::RESPONSE_CACHE_PUT, calls::response_cache_put(agent, payload, &deps)?).await;
+                classify::Effect::Read { files, trees } => {
+                    let args = calls::response_cache_put(agent, payload, &files, &trees)?;
+                    caller.call(calls::RESPONSE_CACHE_PUT, args).await;
                 }
-                classify::Effect::Write { paths, recursive } => {
-                    caller.call(calls::RESPONSE_CACHE_INVALIDATE, calls::invalidate(&paths, recursive)).await;
+                classify::Effect::Write { paths, .. } => {
+                    caller.call(calls::RESPONSE_CACHE_INVALIDATE, calls::invalidate(&paths)).await;
                 }
             }
             None
@@ -258,19 +259,14 @@ mod tests {
         let (out, seen) = run(Agent::Claude, Event::PostToolUse, &read, vec![]);
         assert_eq!(out, None);
         assert_eq!(seen[0].0, "response_cache_put");
-        assert_eq!(seen[0].1["depends_on"], json!(["/tmp/mcpclients/README.md"]));
+        assert_eq!(seen[0].1["files"], json!(["/tmp/mcpclients/README.md"]));
+        assert_eq!(seen[0].1["read_only"], true);
         assert_eq!(seen[0].1["tool"], "Read");
         let mut edit = read.clone();
         edit.tool_name = Some("Edit".into());
         edit.tool_input = Some(json!({"file_path": "/tmp/mcpclients/README.md", "old_string": "a", "new_string": "b"}));
         let (_, seen) = run(Agent::Claude, Event::PostToolUse, &edit, vec![]);
-        assert_eq!(
-            seen[0],
-            (
-                "response_cache_invalidate".to_string(),
-                json!({"paths": ["/tmp/mcpclients/README.md"], "recursive": false})
-            )
-        );
+        assert_eq!(seen[0], ("response_cache_invalidate".to_string(), json!({"paths": ["/tmp/mcpclients/README.md"]})));
     }
 
     #[test]
@@ -295,9 +291,9 @@ mod tests {
             Agent::Claude,
             Event::PreToolUse,
             &p,
-            vec![(calls::RESPONSE_CACHE_GET, json!({"hit": true, "result": "Example Domain"}))],
+            vec![(calls::RESPONSE_CACHE_GET, json!({"status": "hit", "result": "Example Domain"}))],
         );
-        assert_eq!(seen[0].1["arguments"]["url"], "https://example.com");
+        assert_eq!(seen[0].1["args"]["url"], "https://example.com");
         let out = out.unwrap();
         assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "deny");
         assert!(out["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap().contains("Example Domain"));
