@@ -34,7 +34,14 @@ impl Caller for LinkCaller {
         let Value::Object(args) = args else { return None };
         let request = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
         match self.0.call_tool(request, None).await {
-            Ok(CallToolResponse::Complete(r)) if r.is_error != Some(true) => r.structured_content,
+            Ok(CallToolResponse::Complete(r)) if r.is_error != Some(true) => {
+                tracing::debug!(tool, output = ?r.structured_content, "hook tool call answered");
+                r.structured_content
+            }
+            Ok(CallToolResponse::Complete(r)) => {
+                tracing::debug!(tool, content = ?r.content, "hook tool call was refused");
+                None
+            }
             Ok(_) => None,
             Err(e) => {
                 tracing::debug!(tool, error = %e, "hook tool call gave nothing");
