@@ -13,6 +13,8 @@ mod bench_speed;
 mod config_cmd;
 mod explain;
 mod plans;
+mod hook;
+mod install;
 mod serve;
 
 use crate::config::{Config, Overrides, Sourced};
@@ -62,6 +64,12 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Preview a cache-aware compaction of a transcript.
     Compact(compact::CompactArgs),
+    /// Register refrain (MCP server and hooks) with Claude Code, Codex and Cursor.
+    Install(install::InstallArgs),
+    /// Remove exactly what `install` added.
+    Uninstall(install::UninstallArgs),
+    /// Answer an agent hook: reads the hook payload on stdin (used by the installed hooks).
+    Hook(hook::HookArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -74,6 +82,9 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Bench(args) => bench::run(&cli.global, args),
         Command::Explain(args) => explain::run(&cli.global, args),
         Command::Compact(args) => compact::run(&cli.global, args),
+        Command::Install(args) => install::run_install(&cli.global, args),
+        Command::Uninstall(args) => install::run_uninstall(&cli.global, args),
+        Command::Hook(args) => hook::run(&cli.global, args),
     }
 }
 

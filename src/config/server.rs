@@ -51,10 +51,13 @@ pub struct HooksConfig {
     pub serve_cached_network_reads: bool,
     /// Milliseconds a hook may spend before it gives up quietly.
     pub timeout_ms: u64,
+    /// MCP tools whose results the post-tool hook records as read-only, besides those whose name
+    /// starts with a read verb (get, list, read, search, …): `mcp__server__tool` or `mcp__server__*`.
+    pub read_only_mcp_tools: Vec<String>,
 }
 
 impl Default for HooksConfig {
     fn default() -> Self {
-        Self { serve_cached_network_reads: false, timeout_ms: 2000 }
+        Self { serve_cached_network_reads: false, timeout_ms: 2000, read_only_mcp_tools: Vec::new() }
     }
 }

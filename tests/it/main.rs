@@ -6,5 +6,7 @@
 mod http;
 mod prompt;
 mod python_sdk;
+mod hook;
+mod install;
 mod server;
 mod support;
