@@ -170,3 +170,9 @@ pub fn write(dir: &Path, rel: &str, body: &str) -> PathBuf {
     std::fs::write(&p, body).expect("write");
     p
 }
+
+/// Installs the TLS crypto provider HTTP clients in tests need (refrain builds reqwest without a
+/// default provider; loopback tests use plain HTTP, but the client still asks for one).
+pub fn tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
