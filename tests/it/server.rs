@@ -211,3 +211,35 @@ async fn a_corrupt_store_is_reported_and_left_untouched() {
     assert!(stderr.contains("cannot be opened"), "{stderr}");
     assert_eq!(std::fs::read(&conf).unwrap(), before, "the store files were changed");
 }
+
+#[tokio::test]
+async fn acknowledged_writes_survive_the_owner_being_killed_mid_burst() {
+    let env = Env::without_model();
+    let owner = env.serve().await;
+    owner.ok("cache_stats", json!({})).await;
+    let follower = env.serve().await;
+    let put = |i: usize| {
+        json!({"namespace": "crash", "tool": "WebFetch", "args": {"url": format!("https://example.com/{i}")},
+               "result": format!("page {i}"), "read_only": true})
+    };
+    let mut acknowledged = Vec::new();
+    for i in 0..60 {
+        if i == 25 {
+            sigkill(owner.pid());
+        }
+        let out = follower.ok("response_cache_put", put(i)).await;
+        assert_eq!(out["stored"], true, "{out}");
+        acknowledged.push(i);
+    }
+    drop(follower);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A fresh server (the next owner) finds every acknowledged write.
+    let fresh = env.serve().await;
+    for i in acknowledged {
+        let got = fresh
+            .ok("response_cache_get", json!({"namespace": "crash", "tool": "WebFetch", "args": {"url": format!("https://example.com/{i}")}}))
+            .await;
+        assert_eq!(got["status"], "hit", "write {i} was acknowledged but is gone: {got}");
+        assert_eq!(got["result"], format!("page {i}"));
+    }
+}
