@@ -51,8 +51,8 @@ impl ResultsConfig {
             return *t;
         }
         match tool {
-            "Read" | "Grep" | "Glob" | "LS" | "NotebookRead" | "read_file" | "list_dir" | "grep_files" | "Bash" | "shell"
-            | "exec_command" => FILE_TOOL_TTL_SECS,
+            "Read" | "Grep" | "Glob" | "LS" | "NotebookRead" | "read_file" | "list_dir" | "grep_files" | "Bash"
+            | "shell" | "exec_command" => FILE_TOOL_TTL_SECS,
             "WebFetch" | "WebSearch" | "web_search" | "fetch" => WEB_TOOL_TTL_SECS,
             _ => self.default_ttl_secs,
         }

@@ -39,9 +39,11 @@ async fn a_read_is_served_again_exactly_and_its_file_is_checked() {
 async fn key_order_and_whitespace_do_not_matter() {
     let env = Env::without_model();
     let s = env.serve().await;
-    let args: Value = serde_json::from_str(r#"{"repo": "a/b", "filter": {"state": "open", "labels": ["x", "y"]}}"#).unwrap();
+    let args: Value =
+        serde_json::from_str(r#"{"repo": "a/b", "filter": {"state": "open", "labels": ["x", "y"]}}"#).unwrap();
     put(&s, json!({"tool": "mcp__github__list_issues", "args": args, "result": {"issues": [1, 2]}})).await;
-    let reordered: Value = serde_json::from_str(r#"{"filter":{"labels":["x","y"],"state":"open"},"repo":"a/b"}"#).unwrap();
+    let reordered: Value =
+        serde_json::from_str(r#"{"filter":{"labels":["x","y"],"state":"open"},"repo":"a/b"}"#).unwrap();
     let hit = lookup(&s, "mcp__github__list_issues", reordered).await;
     assert_eq!(hit["status"], "hit", "{hit}");
     let swapped = json!({"filter": {"labels": ["y", "x"], "state": "open"}, "repo": "a/b"});
@@ -76,7 +78,8 @@ async fn least_recently_used_results_go_first_and_a_hit_refreshes() {
     let s = Server::spawn(cmd).await;
     let body = "x".repeat(100);
     for name in ["a", "b"] {
-        put(&s, json!({"tool": "Glob", "args": {"pattern": name}, "trees": [], "result": body, "read_only": true})).await;
+        put(&s, json!({"tool": "Glob", "args": {"pattern": name}, "trees": [], "result": body, "read_only": true}))
+            .await;
     }
     // `a` is used, so `b` is now the least recently used.
     assert_eq!(lookup(&s, "Glob", json!({"pattern": "a"})).await["status"], "hit");
@@ -107,7 +110,8 @@ async fn an_edited_file_makes_a_stale_miss_that_names_it() {
     let root = env.root();
     write(&root, "src/lib.rs", "pub fn a() {}\n");
     let s = env.serve().await;
-    put(&s, json!({"tool": "Grep", "args": {"pattern": "fn a"}, "result": "src/lib.rs:1", "files": ["src/lib.rs"]})).await;
+    put(&s, json!({"tool": "Grep", "args": {"pattern": "fn a"}, "result": "src/lib.rs:1", "files": ["src/lib.rs"]}))
+        .await;
     write(&root, "src/lib.rs", "pub fn b() {}\n");
     let miss = lookup(&s, "Grep", json!({"pattern": "fn a"})).await;
     assert_eq!(miss["status"], "miss");
@@ -174,9 +178,13 @@ async fn questions_are_found_by_meaning_within_the_same_tool_only() {
     assert_eq!(hit["status"], "hit", "{hit}");
     assert_eq!(hit["matched"], "semantic");
     assert!(hit["score"].as_f64().unwrap() > 0.7);
-    let other_tool = s.ok("response_cache_get", json!({"tool": "WebFetch", "query": "how can I install Rust on an Ubuntu machine"})).await;
+    let other_tool = s
+        .ok("response_cache_get", json!({"tool": "WebFetch", "query": "how can I install Rust on an Ubuntu machine"}))
+        .await;
     assert_eq!(other_tool["status"], "miss");
-    let different = s.ok("response_cache_get", json!({"tool": "WebSearch", "query": "How do I uninstall Python on Windows?"})).await;
+    let different = s
+        .ok("response_cache_get", json!({"tool": "WebSearch", "query": "How do I uninstall Python on Windows?"}))
+        .await;
     assert_eq!(different["status"], "miss", "{different}");
 }
 
