@@ -31,7 +31,7 @@ impl Default for ResultsConfig {
             max_total_bytes: 256 * 1024 * 1024,
             default_ttl_secs: 3600,
             tool_ttl_secs: BTreeMap::new(),
-            semantic_threshold: 0.70,
+            semantic_threshold: 0.80,
             semantic_verify: true,
             disabled_tools: Vec::new(),
         }
