@@ -3,10 +3,18 @@
 //! Only the non-serve commands print to stdout. Each command lives in its own file.
 
 mod bench;
+mod bench_plans;
+mod bench_prompt;
+mod compact;
 mod bench_quality;
 mod bench_results;
+mod bench_startup;
 mod bench_speed;
 mod config_cmd;
+mod explain;
+mod plans;
+mod hook;
+mod install;
 mod serve;
 
 use crate::config::{Config, Overrides, Sourced};
@@ -48,8 +56,20 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Print the resolved configuration and where each value came from.
     Config(config_cmd::ConfigArgs),
-    /// Run a benchmark against the real binary and print a table.
+    /// The plan library: list, show, evict, export and import (JSON lines).
+    Plans(plans::PlansArgs),
+    /// Rerunnable benchmarks against the real binary (core, results, prompt, plans, clinc).
     Bench(bench::BenchArgs),
+    /// Explain why the prompt cache broke: two request files, or a transcript.
+    Explain(explain::ExplainArgs),
+    /// Preview a cache-aware compaction of a transcript.
+    Compact(compact::CompactArgs),
+    /// Register refrain (MCP server and hooks) with Claude Code, Codex and Cursor.
+    Install(install::InstallArgs),
+    /// Remove exactly what `install` added.
+    Uninstall(install::UninstallArgs),
+    /// Answer an agent hook: reads the hook payload on stdin (used by the installed hooks).
+    Hook(hook::HookArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -58,7 +78,13 @@ pub fn main() -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(&cli.global, args),
         Command::Config(args) => config_cmd::run(&cli.global, args),
+        Command::Plans(args) => plans::run(&cli.global, args),
         Command::Bench(args) => bench::run(&cli.global, args),
+        Command::Explain(args) => explain::run(&cli.global, args),
+        Command::Compact(args) => compact::run(&cli.global, args),
+        Command::Install(args) => install::run_install(&cli.global, args),
+        Command::Uninstall(args) => install::run_uninstall(&cli.global, args),
+        Command::Hook(args) => hook::run(&cli.global, args),
     }
 }
 
@@ -93,4 +119,13 @@ pub fn init_logging(config: &Config) {
         Some(f) => builder.with_writer(std::sync::Mutex::new(f)).try_init(),
         None => builder.with_writer(std::io::stderr).try_init(),
     };
+}
+
+/// Provider rules for the prompt commands: the explicit file, else `prompt.rules_file`, else built in.
+fn prompt_rules(global: &GlobalArgs, explicit: Option<&std::path::Path>) -> anyhow::Result<crate::prompt::Rules> {
+    if let Some(p) = explicit {
+        return Ok(crate::prompt::Rules::load(Some(p))?);
+    }
+    let (_, sourced) = resolve(global, None)?;
+    Ok(crate::prompt::Rules::load(sourced.config.prompt.rules_file.as_deref())?)
 }

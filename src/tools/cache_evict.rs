@@ -5,6 +5,7 @@
 
 use super::{Refrain, internal, reply};
 use crate::results::{self, EvictWhat};
+use crate::plan::library::Eviction;
 use crate::store::trees;
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
 use rmcp::schemars::{self, JsonSchema};
@@ -34,6 +35,28 @@ pub enum EvictTarget {
     ResponsesStale,
     /// Every cached result (plans stay).
     Responses,
+    /// One plan, by the `plan_id` plan_lookup or plan_store returned.
+    Plan {
+        /// The plan id.
+        plan_id: String,
+    },
+    /// Every plan of an intent bucket (the `key.bucket` of a lookup).
+    PlanBucket {
+        /// The bucket key.
+        bucket: String,
+    },
+    /// Every plan made with these versions (give at least one).
+    PlanVersion {
+        /// Template revision.
+        #[serde(default)]
+        plan: Option<String>,
+        /// Normaliser version.
+        #[serde(default)]
+        normaliser: Option<u32>,
+        /// Extractor version.
+        #[serde(default)]
+        extractor: Option<u32>,
+    },
 }
 
 /// Parameters of `cache_evict`.
@@ -92,6 +115,11 @@ impl Refrain {
             }
             EvictTarget::ResponsesStale => responses(&self.app, EvictWhat::Stale, "expired or stale results").await?,
             EvictTarget::Responses => responses(&self.app, EvictWhat::All, "every cached result").await?,
+            EvictTarget::Plan { plan_id } => return evict_plans(self, Eviction::Plan(plan_id)).await,
+            EvictTarget::PlanBucket { bucket } => return evict_plans(self, Eviction::Bucket(bucket)).await,
+            EvictTarget::PlanVersion { plan, normaliser, extractor } => {
+                return evict_plans(self, Eviction::Version { plan, normaliser, extractor }).await;
+            }
         };
         store.flush_async().await.map_err(|e| internal(e.to_string()))?;
         reply(format!("evicted {} records: {}", out.evicted, out.detail), &out)
@@ -101,4 +129,15 @@ impl Refrain {
 async fn responses(app: &crate::app::App, what: EvictWhat, detail: &str) -> Result<CacheEvictOutput, ErrorData> {
     let evicted = results::evict(app, &what).await.map_err(|e| internal(e.to_string()))?;
     Ok(CacheEvictOutput { evicted, detail: detail.to_string() })
+}
+
+async fn evict_plans(r: &Refrain, what: Eviction) -> Result<CallToolResult, ErrorData> {
+    match crate::plan::service::evict(&r.app, &what).await {
+        Ok(ids) => {
+            let out = CacheEvictOutput { evicted: ids.len(), detail: format!("plans: {}", ids.join(", ")) };
+            reply(format!("evicted {} plan(s)", out.evicted), &out)
+        }
+        Err(e) if e.is_caller_fixable() => super::fail(e.to_string()),
+        Err(e) => Err(internal(e.to_string())),
+    }
 }

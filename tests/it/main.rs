@@ -4,5 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod results;
+mod http;
+mod prompt;
+mod python_sdk;
+mod hook;
+mod install;
 mod server;
 mod support;
