@@ -70,8 +70,16 @@ pub fn run(global: &GlobalArgs, args: &ResultsBenchArgs) -> anyhow::Result<()> {
     }
     let default = Verifier::new(cfg.results.semantic_threshold);
     let mut out = std::io::stdout().lock();
-    writeln!(out, "## Result cache quality: GPTCache mock_data.json ({} pairs, {} distinct origins)\n", pairs.len(), origins.len())?;
-    writeln!(out, "| threshold | plain cosine: hit / wrong / miss | refrain verified: hit / wrong / miss | negatives served (verified) |")?;
+    writeln!(
+        out,
+        "## Result cache quality: GPTCache mock_data.json ({} pairs, {} distinct origins)\n",
+        pairs.len(),
+        origins.len()
+    )?;
+    writeln!(
+        out,
+        "| threshold | plain cosine: hit / wrong / miss | refrain verified: hit / wrong / miss | negatives served (verified) |"
+    )?;
     writeln!(out, "|---|---|---|---|")?;
     for t in [0.70f32, 0.75, 0.80, 0.82, 0.85, 0.88, 0.90, 0.95] {
         let plain = score(&pairs, &origins, &origin_id, &nearest, &Verifier::plain(t), false);
@@ -81,7 +89,14 @@ pub fn run(global: &GlobalArgs, args: &ResultsBenchArgs) -> anyhow::Result<()> {
         writeln!(
             out,
             "| {t:.2}{mark} | {} / {} / {} | {} / {} / {} | {} of {} |",
-            plain.0, plain.1, plain.2, verified.0, verified.1, verified.2, neg.1, pairs.len()
+            plain.0,
+            plain.1,
+            plain.2,
+            verified.0,
+            verified.1,
+            verified.2,
+            neg.1,
+            pairs.len()
         )?;
     }
     let d = score(&pairs, &origins, &origin_id, &nearest, &default, false);

@@ -31,7 +31,10 @@ pub fn run(global: &GlobalArgs, args: &ResultsBenchArgs) -> anyhow::Result<()> {
     let model_dir = global.model_dir.clone().or_else(|| std::env::var_os("REFRAIN_MODEL_DIR").map(Into::into));
     let mut out = std::io::stdout().lock();
     writeln!(out, "## Result cache speed over stdio (real binary, one client, ms per call: p50 / p99)\n")?;
-    writeln!(out, "| entries | exact hit | semantic hit | put (flushed) | get, entry on 100 files | freshness check of 100 files (in process) |")?;
+    writeln!(
+        out,
+        "| entries | exact hit | semantic hit | put (flushed) | get, entry on 100 files | freshness check of 100 files (in process) |"
+    )?;
     writeln!(out, "|---|---|---|---|---|---|")?;
     for &n in &args.sizes {
         let row = one_size(n, args, &queries, model_dir.as_deref())?;
@@ -55,7 +58,12 @@ fn fmt(mut v: Vec<f64>) -> String {
     format!("{:.3} / {:.3}", p(0.5), p(0.99))
 }
 
-fn one_size(n: usize, args: &ResultsBenchArgs, queries: &[(String, String)], model_dir: Option<&Path>) -> anyhow::Result<Vec<String>> {
+fn one_size(
+    n: usize,
+    args: &ResultsBenchArgs,
+    queries: &[(String, String)],
+    model_dir: Option<&Path>,
+) -> anyhow::Result<Vec<String>> {
     let tmp = std::env::temp_dir().join(format!("refrain-bench-{}-{n}", std::process::id()));
     let (home, project) = (tmp.join("home"), tmp.join("project"));
     std::fs::create_dir_all(&project)?;
@@ -76,7 +84,8 @@ fn one_size(n: usize, args: &ResultsBenchArgs, queries: &[(String, String)], mod
     let mut exact = Vec::new();
     for _ in 0..args.samples {
         let i = next(n);
-        let (ms, v) = srv.call("response_cache_get", json!({"tool": "Read", "args": {"file_path": format!("bench/{i}.rs")}}))?;
+        let (ms, v) =
+            srv.call("response_cache_get", json!({"tool": "Read", "args": {"file_path": format!("bench/{i}.rs")}}))?;
         if v["structuredContent"]["status"] == "hit" {
             exact.push(ms);
         }
@@ -91,13 +100,19 @@ fn one_size(n: usize, args: &ResultsBenchArgs, queries: &[(String, String)], mod
     }
     let mut puts = Vec::new();
     for i in 0..args.samples {
-        let (ms, v) = srv.call("response_cache_put", json!({"tool": "Read", "args": {"file_path": format!("new/{i}.rs")}, "result": "fn x() {}"}))?;
+        let (ms, v) = srv.call(
+            "response_cache_put",
+            json!({"tool": "Read", "args": {"file_path": format!("new/{i}.rs")}, "result": "fn x() {}"}),
+        )?;
         if v["structuredContent"]["stored"] == true {
             puts.push(ms);
         }
     }
     let files: Vec<String> = (0..100).map(|i| format!("f{i}.rs")).collect();
-    srv.call("response_cache_put", json!({"tool": "Grep", "args": {"pattern": "file"}, "result": "100 matches", "files": files}))?;
+    srv.call(
+        "response_cache_put",
+        json!({"tool": "Grep", "args": {"pattern": "file"}, "result": "100 matches", "files": files}),
+    )?;
     let mut dep100 = Vec::new();
     for _ in 0..args.samples {
         let (ms, v) = srv.call("response_cache_get", json!({"tool": "Grep", "args": {"pattern": "file"}}))?;
@@ -112,7 +127,13 @@ fn one_size(n: usize, args: &ResultsBenchArgs, queries: &[(String, String)], mod
 
 /// Fills the store: `n` exact-only `Read` entries written in bulk, plus `semantic` WebSearch
 /// entries through the real put path (embedding their queries).
-fn fill(home: &Path, project: &Path, model_dir: Option<&Path>, n: usize, semantic: &[(String, String)]) -> anyhow::Result<()> {
+fn fill(
+    home: &Path,
+    project: &Path,
+    model_dir: Option<&Path>,
+    n: usize,
+    semantic: &[(String, String)],
+) -> anyhow::Result<()> {
     let mut config = crate::config::Config::default();
     config.store.home = Some(home.to_path_buf());
     config.model.dir = model_dir.map(Path::to_path_buf);
@@ -161,7 +182,8 @@ fn fill(home: &Path, project: &Path, model_dir: Option<&Path>, n: usize, semanti
 }
 
 fn freshness_in_process(project: &Path, samples: usize) -> anyhow::Result<String> {
-    let deps: Vec<fresh::Dep> = (0..100).map(|i| fresh::capture_file(&project.join(format!("f{i}.rs")))).collect::<Result<_, _>>()?;
+    let deps: Vec<fresh::Dep> =
+        (0..100).map(|i| fresh::capture_file(&project.join(format!("f{i}.rs")))).collect::<Result<_, _>>()?;
     let mut v = Vec::new();
     for _ in 0..samples {
         let t = Instant::now();

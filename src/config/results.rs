@@ -31,7 +31,7 @@ impl Default for ResultsConfig {
             max_total_bytes: 256 * 1024 * 1024,
             default_ttl_secs: 3600,
             tool_ttl_secs: BTreeMap::new(),
-            semantic_threshold: 0.70,
+            semantic_threshold: 0.80,
             semantic_verify: true,
             disabled_tools: Vec::new(),
         }
@@ -51,8 +51,8 @@ impl ResultsConfig {
             return *t;
         }
         match tool {
-            "Read" | "Grep" | "Glob" | "LS" | "NotebookRead" | "read_file" | "list_dir" | "grep_files" | "Bash" | "shell"
-            | "exec_command" => FILE_TOOL_TTL_SECS,
+            "Read" | "Grep" | "Glob" | "LS" | "NotebookRead" | "read_file" | "list_dir" | "grep_files" | "Bash"
+            | "shell" | "exec_command" => FILE_TOOL_TTL_SECS,
             "WebFetch" | "WebSearch" | "web_search" | "fetch" => WEB_TOOL_TTL_SECS,
             _ => self.default_ttl_secs,
         }

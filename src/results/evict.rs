@@ -98,7 +98,9 @@ pub async fn invalidate_paths(app: &App, paths: &[String]) -> Result<Vec<(String
         // Trees that contain the path.
         for anc in abs.ancestors().skip(1) {
             let a = anc.display().to_string();
-            keys.extend(entry::dependents(&app.store, &a)?.into_iter().filter(|(_, kind)| kind == "tree").map(|(k, _)| k));
+            keys.extend(
+                entry::dependents(&app.store, &a)?.into_iter().filter(|(_, kind)| kind == "tree").map(|(k, _)| k),
+            );
         }
         keys.sort();
         keys.dedup();

@@ -112,9 +112,13 @@ fn hash_file(path: &Path) -> std::io::Result<String> {
 pub fn capture_file(path: &Path) -> std::io::Result<Dep> {
     let p = path.display().to_string();
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => {
-            Ok(Dep::File { path: p, exists: true, size: meta.len(), mtime_ns: mtime_ns(&meta), sha256: hash_file(path)? })
-        }
+        Ok(meta) if meta.is_file() => Ok(Dep::File {
+            path: p,
+            exists: true,
+            size: meta.len(),
+            mtime_ns: mtime_ns(&meta),
+            sha256: hash_file(path)?,
+        }),
         Ok(_) => Err(std::io::Error::other(format!("{p} is a directory; pass it in trees instead"))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Ok(Dep::File { path: p, exists: false, size: 0, mtime_ns: 0, sha256: String::new() })
@@ -231,7 +235,11 @@ pub fn check(deps: &[Dep], root: &Path, checked: &mut Checked) -> Result<(), Str
                 let shown = display(root, path);
                 match tree_digest(Path::new(path)) {
                     Ok((_, now)) if &now == digest => {}
-                    Ok(_) => return Err(format!("a file under {shown} was added, removed or changed since this result was stored")),
+                    Ok(_) => {
+                        return Err(format!(
+                            "a file under {shown} was added, removed or changed since this result was stored"
+                        ));
+                    }
                     Err(e) => return Err(format!("{shown} can no longer be read ({e})")),
                 }
             }
@@ -239,7 +247,13 @@ pub fn check(deps: &[Dep], root: &Path, checked: &mut Checked) -> Result<(), Str
                 checked.git_head = true;
                 match git_head(Path::new(repo)) {
                     Ok(now) if &now == commit => {}
-                    Ok(now) => return Err(format!("git HEAD moved from {} to {} since this result was stored", short(commit), short(&now))),
+                    Ok(now) => {
+                        return Err(format!(
+                            "git HEAD moved from {} to {} since this result was stored",
+                            short(commit),
+                            short(&now)
+                        ));
+                    }
                     Err(e) => return Err(format!("git HEAD can no longer be read ({e})")),
                 }
             }

@@ -153,13 +153,22 @@ fn served(app: &App, mut hit: Box<Hit>) -> Result<GetOutcome> {
 }
 
 /// The verified nearest stored query; `Err` says why there is none.
-async fn semantic_lookup(app: &App, namespace: &str, tool: &str, query: &str) -> Result<std::result::Result<Found, String>> {
+async fn semantic_lookup(
+    app: &App,
+    namespace: &str,
+    tool: &str,
+    query: &str,
+) -> Result<std::result::Result<Found, String>> {
     let vector = match app.embed.embed_one(query).await {
         Ok(v) => v,
         Err(e) => return Ok(Err(format!("no lookup by meaning: {e}"))),
     };
     let cfg = &app.config.results;
-    let verifier = if cfg.semantic_verify { Verifier::new(cfg.semantic_threshold) } else { Verifier::plain(cfg.semantic_threshold) };
+    let verifier = if cfg.semantic_verify {
+        Verifier::new(cfg.semantic_threshold)
+    } else {
+        Verifier::plain(cfg.semantic_threshold)
+    };
     let index = app.index().await?;
     let hits = index.search(&entry::scope(namespace, tool), &vector, semantic::CANDIDATES, verifier.floor());
     let mut entries = Vec::new();

@@ -31,29 +31,98 @@ impl Decision {
 
 /// Claude Code and Codex tools that only read.
 const READ_ONLY: &[&str] = &[
-    "Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "NotebookRead", "ListMcpResourcesTool", "ReadMcpResourceTool",
-    "read_file", "list_dir", "grep_files", "view_image", "web_search", "file_search", "codebase_search", "grep_search",
-    "list_directory", "read_many_files", "search_file_content", "glob", "fetch", "read_mcp_resource", "list_mcp_resources",
+    "Read",
+    "Grep",
+    "Glob",
+    "LS",
+    "WebFetch",
+    "WebSearch",
+    "NotebookRead",
+    "ListMcpResourcesTool",
+    "ReadMcpResourceTool",
+    "read_file",
+    "list_dir",
+    "grep_files",
+    "view_image",
+    "web_search",
+    "file_search",
+    "codebase_search",
+    "grep_search",
+    "list_directory",
+    "read_many_files",
+    "search_file_content",
+    "glob",
+    "fetch",
+    "read_mcp_resource",
+    "list_mcp_resources",
 ];
 
 /// Tools that change things: never cached, whatever the caller says.
 const MUTATING: &[&str] = &[
-    "Edit", "Write", "MultiEdit", "NotebookEdit", "TodoWrite", "Task", "KillShell", "KillBash", "apply_patch", "write_file",
-    "edit_file", "replace", "update_plan", "write_stdin", "delete_file", "create_file", "edit", "write",
+    "Edit",
+    "Write",
+    "MultiEdit",
+    "NotebookEdit",
+    "TodoWrite",
+    "Task",
+    "KillShell",
+    "KillBash",
+    "apply_patch",
+    "write_file",
+    "edit_file",
+    "replace",
+    "update_plan",
+    "write_stdin",
+    "delete_file",
+    "create_file",
+    "edit",
+    "write",
 ];
 
 /// Shell-running tools whose command line decides.
-const SHELLS: &[&str] = &["Bash", "shell", "exec_command", "local_shell", "container.exec", "run_shell_command", "run_terminal_cmd"];
+const SHELLS: &[&str] =
+    &["Bash", "shell", "exec_command", "local_shell", "container.exec", "run_shell_command", "run_terminal_cmd"];
 
 /// Programs that only read (with the argument checks in `segment_is_read_only`).
 const SAFE_PROGRAMS: &[&str] = &[
-    "cat", "head", "tail", "less", "wc", "ls", "rg", "grep", "egrep", "fgrep", "find", "fd", "tree", "stat", "file", "du",
-    "pwd", "echo", "sort", "uniq", "cut", "nl", "diff", "cmp", "sha256sum", "md5sum", "basename", "dirname", "realpath",
-    "readlink", "which", "jq", "awk",
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "wc",
+    "ls",
+    "rg",
+    "grep",
+    "egrep",
+    "fgrep",
+    "find",
+    "fd",
+    "tree",
+    "stat",
+    "file",
+    "du",
+    "pwd",
+    "echo",
+    "sort",
+    "uniq",
+    "cut",
+    "nl",
+    "diff",
+    "cmp",
+    "sha256sum",
+    "md5sum",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "which",
+    "jq",
+    "awk",
 ];
 
 /// Read-only `git` subcommands.
-const SAFE_GIT: &[&str] = &["status", "log", "diff", "show", "blame", "ls-files", "rev-parse", "grep", "branch", "describe", "shortlog"];
+const SAFE_GIT: &[&str] =
+    &["status", "log", "diff", "show", "blame", "ls-files", "rev-parse", "grep", "branch", "describe", "shortlog"];
 
 /// Decides whether a call may be cached. `caller_says` is the caller's `read_only` flag.
 pub fn decide(tool: &str, args: &Value, caller_says: Option<bool>, disabled: &[String]) -> Decision {
@@ -88,7 +157,8 @@ fn mcp_read_verb(tool: &str) -> bool {
     let Some(rest) = tool.strip_prefix("mcp__") else { return false };
     let name = rest.rsplit("__").next().unwrap_or(rest);
     let first = name.split(['_', '-']).next().unwrap_or("");
-    ["get", "list", "search", "read", "find", "show", "describe", "view", "query"].contains(&first.to_ascii_lowercase().as_str())
+    ["get", "list", "search", "read", "find", "show", "describe", "view", "query"]
+        .contains(&first.to_ascii_lowercase().as_str())
         && !name.to_ascii_lowercase().contains("or_create")
 }
 
@@ -100,7 +170,9 @@ fn shell_command(args: &Value) -> Option<String> {
         Value::Array(parts) => {
             let words: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
             match words.as_slice() {
-                [sh, flag, script] if ["bash", "sh", "zsh"].contains(sh) && flag.starts_with('-') && flag.contains('c') => {
+                [sh, flag, script]
+                    if ["bash", "sh", "zsh"].contains(sh) && flag.starts_with('-') && flag.contains('c') =>
+                {
                     Some((*script).to_string())
                 }
                 _ => Some(words.join(" ")),
@@ -127,7 +199,9 @@ fn segment_is_read_only(seg: &str) -> bool {
     let words: Vec<&str> = seg.split_whitespace().collect();
     let Some((&prog, rest)) = words.split_first() else { return true };
     match prog {
-        "git" => rest.first().is_some_and(|sub| SAFE_GIT.contains(sub)) && !rest.iter().any(|w| w.starts_with("--output")),
+        "git" => {
+            rest.first().is_some_and(|sub| SAFE_GIT.contains(sub)) && !rest.iter().any(|w| w.starts_with("--output"))
+        }
         "find" => !rest.iter().any(|w| ["-delete", "-exec", "-execdir", "-ok", "-fprint", "-fls"].contains(w)),
         "sort" => !rest.iter().any(|w| w.starts_with("-o")),
         "awk" => !seg.contains("system") && !seg.contains('>'),
@@ -147,7 +221,9 @@ pub fn is_error_result(result: &Value, caller_says: bool) -> bool {
             let t = s.trim_start();
             t.starts_with("Error:") || t.starts_with("error:") || t.starts_with("<tool_use_error>")
         }
-        Value::Object(map) => ["isError", "is_error"].iter().any(|k| map.get(*k).and_then(Value::as_bool) == Some(true)),
+        Value::Object(map) => {
+            ["isError", "is_error"].iter().any(|k| map.get(*k).and_then(Value::as_bool) == Some(true))
+        }
         _ => false,
     }
 }
@@ -177,7 +253,12 @@ mod tests {
     #[case("Read", json!({}), Some(false), false)]
     #[case("mcp__github__get_issue", json!({}), None, true)]
     #[case("mcp__github__create_issue", json!({}), None, false)]
-    fn decides_by_name_command_and_caller(#[case] tool: &str, #[case] args: Value, #[case] says: Option<bool>, #[case] cached: bool) {
+    fn decides_by_name_command_and_caller(
+        #[case] tool: &str,
+        #[case] args: Value,
+        #[case] says: Option<bool>,
+        #[case] cached: bool,
+    ) {
         let d = decide(tool, &args, says, &[]);
         assert_eq!(d.allows(), cached, "{tool} {args}: {}", d.reason());
     }

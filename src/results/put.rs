@@ -91,7 +91,11 @@ pub async fn put(app: &App, mut req: PutRequest) -> Result<PutOutcome> {
     }
     let bytes = serde_json::to_vec(&req.result).map(|v| v.len() as u64).unwrap_or(0);
     if bytes > cfg.max_entry_bytes as u64 {
-        return skip(app, &req.tool, format!("the result is {bytes} bytes, above results.max_entry_bytes ({})", cfg.max_entry_bytes));
+        return skip(
+            app,
+            &req.tool,
+            format!("the result is {bytes} bytes, above results.max_entry_bytes ({})", cfg.max_entry_bytes),
+        );
     }
     let deps = match capture(&app.project.root, &req) {
         Ok(d) => d,
@@ -139,7 +143,16 @@ pub async fn put(app: &App, mut req: PutRequest) -> Result<PutOutcome> {
         stats::bump(store, AREA, "redactions", Some(&req.tool), u64::from(redactions))?;
     }
     store.flush_async().await?;
-    Ok(PutOutcome::Stored { key, bytes, ttl_secs, deps, redactions, semantic, evicted, policy: decision.reason().into() })
+    Ok(PutOutcome::Stored {
+        key,
+        bytes,
+        ttl_secs,
+        deps,
+        redactions,
+        semantic,
+        evicted,
+        policy: decision.reason().into(),
+    })
 }
 
 fn skip(app: &App, tool: &str, reason: String) -> Result<PutOutcome> {

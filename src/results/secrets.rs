@@ -16,7 +16,11 @@ struct Rule {
 
 /// The rules, most specific first (an Anthropic key is also an `sk-` key).
 const RULES: &[(&str, &str, usize)] = &[
-    ("private_key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----", 0),
+    (
+        "private_key",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----",
+        0,
+    ),
     ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b", 0),
     ("aws_secret_key", r#"(?i)aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})"#, 1),
     ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b", 0),
@@ -118,18 +122,50 @@ mod tests {
     // Real-format fake secrets (random characters in each provider's published shape).
     #[rstest]
     #[case("aws_access_key", "key id AKIAQ3EGRHZ5T7XKM2PL in use", "AKIAQ3EGRHZ5T7XKM2PL")]
-    #[case("aws_secret_key", "aws_secret_access_key = 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", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq9R3tLm8Q")]
-    #[case("github_token", "token ghp_4fT9kQz2LmN8xWvB1cR7yH3jP0sD6aE5gU2i ok", "ghp_4fT9kQz2LmN8xWvB1cR7yH3jP0sD6aE5gU2i")]
-    #[case("github_token", "github_pat_11ABCDEFG0abcdefghijkl_MNOPqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV", "github_pat_11ABCDEFG0")]
+    #[case(
+        "aws_secret_key",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq9R3tLm8Q",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq9R3tLm8Q"
+    )]
+    #[case(
+        "github_token",
+        "token ghp_4fT9kQz2LmN8xWvB1cR7yH3jP0sD6aE5gU2i ok",
+        "ghp_4fT9kQz2LmN8xWvB1cR7yH3jP0sD6aE5gU2i"
+    )]
+    #[case(
+        "github_token",
+        "github_pat_11ABCDEFG0abcdefghijkl_MNOPqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV",
+        "github_pat_11ABCDEFG0"
+    )]
     #[case("slack_token", "SLACK=xoxb-2048163423-5820349871234-Zq8RkT2vLwN4mP9sXc1YhJ6d", "xoxb-2048163423")]
-    #[case("slack_webhook", "post to https://hooks.slack.com/services/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", "Xk29dLq0PzR8vT5nM1wY4cHs")]
-    #[case("anthropic_key", "ANTHROPIC: sk-ant-api03-Zx8Qw2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz0Xc2Vb4Nm6Qw8Er0Ty2-AbCdEfAA", "sk-ant-api03-Zx8Q")]
+    #[case(
+        "slack_webhook",
+        "post to https://hooks.slack.com/services/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",
+        "Xk29dLq0PzR8vT5nM1wY4cHs"
+    )]
+    #[case(
+        "anthropic_key",
+        "ANTHROPIC: sk-ant-api03-Zx8Qw2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz0Xc2Vb4Nm6Qw8Er0Ty2-AbCdEfAA",
+        "sk-ant-api03-Zx8Q"
+    )]
     #[case("openai_key", "use sk-proj-Q2w3E4r5T6y7U8i9O0p1A2s3D4f5G6h7J8k9L0z1X2c3V4b5 now", "sk-proj-Q2w3E4r5")]
     #[case("google_api_key", "key=AIzaSyD4-8Xq2LmN7vB3cR9tY1uI5oP0aS6dF8g", "AIzaSyD4-8Xq2LmN7vB3cR9tY1uI5oP0aS6dF8g")]
-    #[case("jwt", "Cookie: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "dozjgNryP4J3jVmNHl0w5N")]
+    #[case(
+        "jwt",
+        "Cookie: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "dozjgNryP4J3jVmNHl0w5N"
+    )]
     #[case("connection_password", "DATABASE_URL=postgres://app:S3cr3tPa55@db.internal:5432/prod", "S3cr3tPa55")]
-    #[case("connection_password", "mongodb+srv://admin:hunter2hunter2@cluster0.ab1cd.mongodb.net/test", "hunter2hunter2")]
-    #[case("bearer_token", "Authorization: Bearer 8fK2mQ9xL4vT7wR1zY3nB6cD0eH5jP2s", "8fK2mQ9xL4vT7wR1zY3nB6cD0eH5jP2s")]
+    #[case(
+        "connection_password",
+        "mongodb+srv://admin:hunter2hunter2@cluster0.ab1cd.mongodb.net/test",
+        "hunter2hunter2"
+    )]
+    #[case(
+        "bearer_token",
+        "Authorization: Bearer 8fK2mQ9xL4vT7wR1zY3nB6cD0eH5jP2s",
+        "8fK2mQ9xL4vT7wR1zY3nB6cD0eH5jP2s"
+    )]
     #[case("env_secret", "PORT=8080\nSTRIPE_SECRET=whsec_9x8y7z6w5v4u\n", "whsec_9x8y7z6w5v4u")]
     #[case("env_secret", "export MY_API_TOKEN=\"abc123def456\"", "abc123def456")]
     #[case("stripe_key", "sk_live_51HxQ2eLmN8vB3cR9tY1uI5oP", "sk_live_51HxQ2eLmN8vB3cR9tY1uI5oP")]

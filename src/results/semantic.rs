@@ -103,14 +103,15 @@ fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f32 {
 }
 
 const STOP: &[&str] = &[
-    "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "was", "were", "be", "been", "being", "it",
-    "its", "this", "that", "these", "those", "with", "by", "as", "at", "from", "can", "could", "will", "would", "should",
-    "may", "might", "do", "does", "did", "you", "your", "we", "our", "they", "their", "i", "he", "she", "his", "her", "them",
-    "there", "here", "what", "which", "who", "whom", "whose", "how", "why", "when", "where", "if", "then", "than", "so",
-    "such", "into", "about", "over", "under", "also", "just", "only", "very", "more", "most", "some", "any", "each", "all",
-    "both", "other", "own", "same", "too", "not", "no", "nor",
+    "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "was", "were", "be", "been", "being",
+    "it", "its", "this", "that", "these", "those", "with", "by", "as", "at", "from", "can", "could", "will", "would",
+    "should", "may", "might", "do", "does", "did", "you", "your", "we", "our", "they", "their", "i", "he", "she",
+    "his", "her", "them", "there", "here", "what", "which", "who", "whom", "whose", "how", "why", "when", "where",
+    "if", "then", "than", "so", "such", "into", "about", "over", "under", "also", "just", "only", "very", "more",
+    "most", "some", "any", "each", "all", "both", "other", "own", "same", "too", "not", "no", "nor",
 ];
-const NEGATIONS: &[&str] = &["not", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "cannot", "without", "no"];
+const NEGATIONS: &[&str] =
+    &["not", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "cannot", "without", "no"];
 
 /// Words: runs of letters, digits and `_`, keeping inner `.`, `-`, `/` and `'` (versions, paths).
 fn tokens(t: &str) -> Vec<&str> {
@@ -195,7 +196,10 @@ mod tests {
     fn near_identical_runners_up_make_it_a_miss() {
         let v = Verifier::new(0.7);
         let q = "what does the load_dataset function return";
-        let cands = [c("what does the load_dataset function return", 0.90), c("what does the load_dataset function return?", 0.90)];
+        let cands = [
+            c("what does the load_dataset function return", 0.90),
+            c("what does the load_dataset function return?", 0.90),
+        ];
         assert_eq!(v.choose(q, &cands), None);
     }
 
@@ -203,7 +207,10 @@ mod tests {
     fn shared_words_and_names_pick_the_right_candidate() {
         let v = Verifier::new(0.7);
         let q = "how do I read a parquet file with `pandas.read_parquet`";
-        let cands = [c("how do I write a csv file with pandas", 0.83), c("reading a parquet file using `pandas.read_parquet`", 0.82)];
+        let cands = [
+            c("how do I write a csv file with pandas", 0.83),
+            c("reading a parquet file using `pandas.read_parquet`", 0.82),
+        ];
         assert_eq!(v.choose(q, &cands), Some(1));
     }
 

@@ -106,7 +106,9 @@ impl Refrain {
                 }
                 CacheEvictOutput { evicted: n, detail: "everything stored for this project".into() }
             }
-            EvictTarget::ResponseKey { key } => responses(&self.app, EvictWhat::Key(key), "the result with that key").await?,
+            EvictTarget::ResponseKey { key } => {
+                responses(&self.app, EvictWhat::Key(key), "the result with that key").await?
+            }
             EvictTarget::ResponseTool { tool, namespace } => {
                 let detail = format!("every cached {tool} result");
                 responses(&self.app, EvictWhat::Tool { tool, namespace }, &detail).await?

@@ -74,11 +74,21 @@ impl Refrain {
         output_schema = schema_for_output::<ResponseCacheGetOutput>(),
         annotations(read_only_hint = true, idempotent_hint = false, destructive_hint = false, open_world_hint = false)
     )]
-    pub async fn response_cache_get(&self, Parameters(p): Parameters<ResponseCacheGetParams>) -> Result<CallToolResult, ErrorData> {
+    pub async fn response_cache_get(
+        &self,
+        Parameters(p): Parameters<ResponseCacheGetParams>,
+    ) -> Result<CallToolResult, ErrorData> {
         if p.args.is_none() && p.query.as_deref().is_none_or(|q| q.trim().is_empty()) {
-            return fail("give args (the tool's arguments, for an exact lookup) or query (a natural-language query, for a lookup by meaning)");
+            return fail(
+                "give args (the tool's arguments, for an exact lookup) or query (a natural-language query, for a lookup by meaning)",
+            );
         }
-        let req = GetRequest { namespace: p.namespace.unwrap_or_default(), tool: p.tool.clone(), args: p.args, query: p.query };
+        let req = GetRequest {
+            namespace: p.namespace.unwrap_or_default(),
+            tool: p.tool.clone(),
+            args: p.args,
+            query: p.query,
+        };
         let out = match results::get(&self.app, req).await.map_err(|e| internal(e.to_string()))? {
             GetOutcome::Hit(h) => {
                 let c = &h.checked;

@@ -83,7 +83,10 @@ impl Refrain {
         output_schema = schema_for_output::<ResponseCachePutOutput>(),
         annotations(read_only_hint = false, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
     )]
-    pub async fn response_cache_put(&self, Parameters(p): Parameters<ResponseCachePutParams>) -> Result<CallToolResult, ErrorData> {
+    pub async fn response_cache_put(
+        &self,
+        Parameters(p): Parameters<ResponseCachePutParams>,
+    ) -> Result<CallToolResult, ErrorData> {
         let req = PutRequest {
             namespace: p.namespace.unwrap_or_default(),
             tool: p.tool,
@@ -100,17 +103,19 @@ impl Refrain {
         let tool = req.tool.clone();
         let root = self.app.project.root.clone();
         let out = match results::put(&self.app, req).await.map_err(|e| internal(e.to_string()))? {
-            PutOutcome::Stored { key, bytes, ttl_secs, deps, redactions, semantic, evicted, policy } => ResponseCachePutOutput {
-                stored: true,
-                reason: policy,
-                key: Some(key),
-                bytes,
-                ttl_secs,
-                depends_on: deps.iter().map(|d| describe(&root, d)).collect(),
-                redactions,
-                semantic: semantic.map(|s| s.err().unwrap_or_else(|| "indexed for lookups by meaning".into())),
-                evicted,
-            },
+            PutOutcome::Stored { key, bytes, ttl_secs, deps, redactions, semantic, evicted, policy } => {
+                ResponseCachePutOutput {
+                    stored: true,
+                    reason: policy,
+                    key: Some(key),
+                    bytes,
+                    ttl_secs,
+                    depends_on: deps.iter().map(|d| describe(&root, d)).collect(),
+                    redactions,
+                    semantic: semantic.map(|s| s.err().unwrap_or_else(|| "indexed for lookups by meaning".into())),
+                    evicted,
+                }
+            }
             PutOutcome::Skipped { reason } => ResponseCachePutOutput {
                 stored: false,
                 reason,
@@ -124,7 +129,12 @@ impl Refrain {
             },
         };
         let text = if out.stored {
-            format!("stored {tool} result ({} bytes, {} dependencies, {} secrets redacted)", out.bytes, out.depends_on.len(), out.redactions)
+            format!(
+                "stored {tool} result ({} bytes, {} dependencies, {} secrets redacted)",
+                out.bytes,
+                out.depends_on.len(),
+                out.redactions
+            )
         } else {
             format!("not stored: {}", out.reason)
         };
