@@ -52,6 +52,7 @@ impl App {
         } else {
             EmbedHandle::spawn(None, 1, 0)
         };
+        store.set_limit(config.store.max_store_bytes);
         let index = Arc::new(OnceCell::new());
         let (cell, s, dir) = (index.clone(), store.clone(), project.index_dir());
         tokio::spawn(async move {
