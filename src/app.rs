@@ -106,9 +106,10 @@ const SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 async fn rebuild(store: Store, dir: std::path::PathBuf) -> Result<VectorIndex, crate::index::Error> {
     let started = Instant::now();
-    let index = tokio::task::spawn_blocking(move || VectorIndex::open(&store, Some(&dir)))
-        .await
-        .unwrap_or_else(|e| Err(crate::index::Error::Store(crate::store::Error::Codec { tree: "vectors", message: e.to_string() })))?;
+    let index =
+        tokio::task::spawn_blocking(move || VectorIndex::open(&store, Some(&dir))).await.unwrap_or_else(|e| {
+            Err(crate::index::Error::Store(crate::store::Error::Codec { tree: "vectors", message: e.to_string() }))
+        })?;
     tracing::info!(vectors = index.len(), elapsed_ms = started.elapsed().as_millis() as u64, "vector index ready");
     Ok(index)
 }

@@ -100,20 +100,48 @@ pub async fn run(base: &Path, models: &Path, large: bool) -> anyhow::Result<Stri
     let with = driver::scratch(base, "with-model", models)?;
     let without = driver::scratch(base, "without-model", &base.join("no-model"))?;
     let s = startup(&with, 30).await?;
-    rows.push(Row { what: "spawn to initialize, model present (p50/p99/max ms)".into(), value: s.summary(), target: "< 50 ms".into() });
+    rows.push(Row {
+        what: "spawn to initialize, model present (p50/p99/max ms)".into(),
+        value: s.summary(),
+        target: "< 50 ms".into(),
+    });
     let s = startup(&without, 30).await?;
-    rows.push(Row { what: "spawn to initialize, no model (p50/p99/max ms)".into(), value: s.summary(), target: "< 50 ms".into() });
+    rows.push(Row {
+        what: "spawn to initialize, no model (p50/p99/max ms)".into(),
+        value: s.summary(),
+        target: "< 50 ms".into(),
+    });
     let (state, mib) = idle_memory(&without).await?;
-    rows.push(Row { what: format!("idle peak RSS, model {state}"), value: format!("{mib:.1} MiB"), target: String::new() });
+    rows.push(Row {
+        what: format!("idle peak RSS, model {state}"),
+        value: format!("{mib:.1} MiB"),
+        target: String::new(),
+    });
     let (state, mib) = idle_memory(&with).await?;
-    rows.push(Row { what: format!("idle peak RSS, model {state}"), value: format!("{mib:.1} MiB"), target: String::new() });
+    rows.push(Row {
+        what: format!("idle peak RSS, model {state}"),
+        value: format!("{mib:.1} MiB"),
+        target: String::new(),
+    });
     let s = embedding(models, 300)?;
-    rows.push(Row { what: "embed one sentence, in process (p50/p99/max ms)".into(), value: s.summary(), target: String::new() });
+    rows.push(Row {
+        what: "embed one sentence, in process (p50/p99/max ms)".into(),
+        value: s.summary(),
+        target: String::new(),
+    });
     let sizes: &[usize] = if large { &[10_000, 100_000] } else { &[10_000] };
     for &n in sizes {
         let (build, s) = index_search(base, n, 1000)?;
-        rows.push(Row { what: format!("index build, {n} vectors"), value: format!("{build:.1} s"), target: String::new() });
-        rows.push(Row { what: format!("index search k=10 at {n} (p50/p99/max ms)"), value: s.summary(), target: String::new() });
+        rows.push(Row {
+            what: format!("index build, {n} vectors"),
+            value: format!("{build:.1} s"),
+            target: String::new(),
+        });
+        rows.push(Row {
+            what: format!("index search k=10 at {n} (p50/p99/max ms)"),
+            value: s.summary(),
+            target: String::new(),
+        });
     }
     Ok(table("foundation", &rows))
 }

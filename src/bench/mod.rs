@@ -67,7 +67,11 @@ pub fn table(title: &str, rows: &[Row]) -> String {
 pub fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| "unknown cpu".into());
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let mem = std::fs::read_to_string("/proc/meminfo")

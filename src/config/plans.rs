@@ -11,13 +11,15 @@ pub struct PlansConfig {
     pub hit_threshold: f32,
     /// Nearest task embeddings considered besides the bucket.
     pub neighbours: usize,
-    /// Failures after which a plan is quarantined.
+    /// Failures in a row after which a plan is quarantined.
     pub quarantine_after: u32,
+    /// Candidates reported with a lookup (the nearest ones, with the stage they failed).
+    pub report_candidates: usize,
 }
 
 impl Default for PlansConfig {
     fn default() -> Self {
-        Self { hit_threshold: 0.6, neighbours: 16, quarantine_after: 3 }
+        Self { hit_threshold: 0.6, neighbours: 16, quarantine_after: 3, report_candidates: 5 }
     }
 }
 

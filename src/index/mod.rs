@@ -92,8 +92,11 @@ impl VectorIndex {
             match loaded {
                 // Reuse the dump unless deletions made more than a third of it dead.
                 Some((graph, info)) if info.points <= recs.len() * 3 / 2 => {
-                    let newer: Vec<(u64, Vec<f32>)> =
-                        recs.iter().filter(|(id, _)| *id > info.max_id).map(|(id, r)| (*id, r.vector.clone())).collect();
+                    let newer: Vec<(u64, Vec<f32>)> = recs
+                        .iter()
+                        .filter(|(id, _)| *id > info.max_id)
+                        .map(|(id, r)| (*id, r.vector.clone()))
+                        .collect();
                     graph.insert_many(&newer);
                     scope.dirty = !newer.is_empty();
                     scope.max_id = recs.iter().map(|(id, _)| *id).max().unwrap_or(info.max_id).max(info.max_id);
@@ -186,11 +189,9 @@ impl VectorIndex {
                 .into_iter()
                 .filter_map(|(id, score)| s.live.get(&id).map(|t| Hit { id, target: t.clone(), score }))
                 .collect(),
-            None => s
-                .flat
-                .iter()
-                .map(|(id, (t, v))| Hit { id: *id, target: t.clone(), score: cosine(query, v) })
-                .collect(),
+            None => {
+                s.flat.iter().map(|(id, (t, v))| Hit { id: *id, target: t.clone(), score: cosine(query, v) }).collect()
+            }
         };
         hits.retain(|h| h.score >= min_score);
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));

@@ -26,7 +26,9 @@ pub enum Error {
         path: PathBuf,
     },
     /// The database could not be opened because its files are damaged.
-    #[error("store at {path} cannot be opened ({message}); move the directory aside to start fresh, nothing else was changed")]
+    #[error(
+        "store at {path} cannot be opened ({message}); move the directory aside to start fresh, nothing else was changed"
+    )]
     Corrupt {
         /// The database directory.
         path: PathBuf,

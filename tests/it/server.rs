@@ -149,7 +149,10 @@ async fn oversized_messages_are_refused_with_the_limit_named() {
     };
     raw.send(INIT).await;
     let _ = raw.recv().await;
-    let big = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"cache_stats","arguments":{{"area":"{}"}}}}}}"#, "x".repeat(10_000));
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"cache_stats","arguments":{{"area":"{}"}}}}}}"#,
+        "x".repeat(10_000)
+    );
     raw.send(&big).await;
     let e = raw.recv().await;
     assert_eq!(e["error"]["code"], -32600, "{e}");

@@ -1,0 +1,205 @@
+//! `refrain plans list|show|evict|export|import`: the plan library by hand, JSON lines for
+//! sharing. Always goes through the MCP tools over `Link`, so it works whether or not a server
+//! already owns the project's store.
+
+use super::GlobalArgs;
+use crate::server::Link;
+use clap::{Args, Subcommand};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use serde_json::{Map, Value, json};
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Arguments of `refrain plans`.
+#[derive(Debug, Args)]
+pub struct PlansArgs {
+    #[command(subcommand)]
+    command: PlansCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum PlansCommand {
+    /// One line per plan: id, bucket, action, kind, counters, task.
+    List {
+        /// Only this bucket.
+        #[arg(long)]
+        bucket: Option<String>,
+        /// At most this many.
+        #[arg(long, default_value_t = 1000)]
+        limit: usize,
+    },
+    /// A plan in full (JSON).
+    Show {
+        /// The plan id.
+        id: String,
+    },
+    /// Evict a plan, a bucket, or every plan of a version.
+    Evict {
+        /// One plan.
+        #[arg(long)]
+        id: Option<String>,
+        /// Every plan of a bucket.
+        #[arg(long)]
+        bucket: Option<String>,
+        /// Every plan with this template revision.
+        #[arg(long)]
+        plan_version: Option<String>,
+        /// Every plan keyed by this normaliser version.
+        #[arg(long)]
+        normaliser: Option<u32>,
+        /// Every plan made by this extractor version.
+        #[arg(long)]
+        extractor: Option<u32>,
+    },
+    /// Every plan as JSON lines (task, template, key, versions, provenance, counters).
+    Export {
+        /// Write to this file instead of stdout.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Store plans from JSON lines (as written by export); keys are recomputed.
+    Import {
+        /// The file (`-` for stdin).
+        file: std::path::PathBuf,
+    },
+}
+
+/// Runs `refrain plans`.
+pub fn run(global: &GlobalArgs, args: PlansArgs) -> anyhow::Result<ExitCode> {
+    let (project, sourced) = super::resolve(global, None)?;
+    super::init_logging(&sourced.config);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let code = runtime.block_on(async move {
+        let link = Link::open(project, sourced.config).await?;
+        command(&link, args.command).await
+    })?;
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    Ok(code)
+}
+
+async fn command(link: &Arc<Link>, cmd: PlansCommand) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match cmd {
+        PlansCommand::List { bucket, limit } => {
+            let v = call(link, "plan_list", json!({"bucket": bucket, "limit": limit})).await?;
+            for p in v["plans"].as_array().into_iter().flatten() {
+                let c = &p["counters"];
+                writeln!(
+                    out,
+                    "{}  {}  {:<10} {:<12} hits={} ok={} failed={}{}  {}",
+                    p["id"].as_str().unwrap_or_default(),
+                    p["key"]["bucket"].as_str().unwrap_or_default(),
+                    p["key"]["action"].as_str().unwrap_or_default(),
+                    p["key"]["kind"].as_str().unwrap_or_default(),
+                    c["hits"],
+                    c["successes"],
+                    c["failures"],
+                    if p["quarantined"].is_null() {
+                        ""
+                    } else {
+                        " QUARANTINED"
+                    },
+                    p["provenance"]["task"].as_str().unwrap_or_default()
+                )?;
+            }
+        }
+        PlansCommand::Show { id } => {
+            let v = call(link, "plan_list", json!({"plan_id": id})).await?;
+            match v["plans"].as_array().and_then(|a| a.first()) {
+                Some(p) => writeln!(out, "{}", serde_json::to_string_pretty(p)?)?,
+                None => anyhow::bail!("no plan with id {id}"),
+            }
+        }
+        PlansCommand::Evict {
+            id,
+            bucket,
+            plan_version,
+            normaliser,
+            extractor,
+        } => {
+            let what = match (id, bucket) {
+                (Some(id), _) => json!({"target": "plan", "plan_id": id}),
+                (None, Some(b)) => json!({"target": "plan_bucket", "bucket": b}),
+                (None, None) => {
+                    json!({"target": "plan_version", "plan": plan_version, "normaliser": normaliser, "extractor": extractor})
+                }
+            };
+            let v = call(link, "cache_evict", json!({"what": what})).await?;
+            writeln!(out, "evicted {} plan(s)", v["evicted"])?;
+        }
+        PlansCommand::Export { out: file } => {
+            let v = call(link, "plan_list", json!({"limit": usize::MAX})).await?;
+            let mut w: Box<dyn Write> = match file {
+                Some(f) => Box::new(std::io::BufWriter::new(std::fs::File::create(f)?)),
+                None => Box::new(out),
+            };
+            for p in v["plans"].as_array().into_iter().flatten() {
+                let line = json!({
+                    "task": p["provenance"]["task"], "template": p["template"], "key": p["key"],
+                    "versions": p["versions"], "provenance": p["provenance"], "counters": p["counters"],
+                });
+                writeln!(w, "{line}")?;
+            }
+            w.flush()?;
+        }
+        PlansCommand::Import { file } => {
+            let reader: Box<dyn BufRead> = if file.as_os_str() == "-" {
+                Box::new(std::io::stdin().lock())
+            } else {
+                Box::new(std::io::BufReader::new(std::fs::File::open(&file)?))
+            };
+            let (mut stored, mut failed) = (0, 0);
+            for (n, line) in reader.lines().enumerate() {
+                let line = line?;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let p: Value = serde_json::from_str(&line)
+                    .map_err(|e| anyhow::anyhow!("line {}: {e}", n + 1))?;
+                let args =
+                    json!({"task": p["task"], "template": p["template"], "source": "import"});
+                match call(link, "plan_store", args).await {
+                    Ok(_) => stored += 1,
+                    Err(e) => {
+                        failed += 1;
+                        eprintln!("line {}: {e}", n + 1);
+                    }
+                }
+            }
+            writeln!(out, "imported {stored} plan(s), {failed} refused")?;
+            if failed > 0 {
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Calls a tool and returns its structured output, or its error text.
+pub async fn call(link: &Arc<Link>, tool: &'static str, args: Value) -> anyhow::Result<Value> {
+    let args: Map<String, Value> = match args {
+        Value::Object(o) => o.into_iter().filter(|(_, v)| !v.is_null()).collect(),
+        _ => Map::new(),
+    };
+    let response = link
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(args), None)
+        .await
+        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let CallToolResponse::Complete(result) = response else {
+        anyhow::bail!("{tool} did not complete")
+    };
+    if result.is_error == Some(true) {
+        let v = serde_json::to_value(&result.content)?;
+        let text: Vec<String> = v
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["text"].as_str().map(String::from))
+            .collect();
+        anyhow::bail!("{}", text.join(" "));
+    }
+    Ok(result.structured_content.unwrap_or(Value::Null))
+}

@@ -1,0 +1,283 @@
+//! Slot filling: context values first, then values parsed from the task (by type, preferring the
+//! slot's role, in order of appearance), then defaults; transforms applied; placeholders hydrated.
+//!
+//! `{{params.x}}` and nested `{{params.a.b}}` are replaced; `{{outputs.y}}` (an earlier step's
+//! output) is left for the agent, which executes the plan.
+
+use super::params::{Param, ParamKind};
+use super::template::{PlanTemplate, Step};
+use regex::Regex;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::LazyLock;
+
+/// `{{params.a.b}}` / `{{outputs.y}}`: group 1 the namespace, 2 the name, 3 the nested path.
+pub static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\{\{\s*(params|outputs)\.([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}")
+        .unwrap_or_else(|_| unreachable!())
+});
+
+/// Where a slot's value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SlotSource {
+    /// The caller's context values.
+    Context,
+    /// A value parsed from the task text.
+    Task,
+    /// The slot's default.
+    Default,
+}
+
+/// A template with its slots resolved and its steps hydrated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filled {
+    /// Slot values after transforms.
+    pub values: BTreeMap<String, Value>,
+    /// Where each value came from.
+    pub sources: BTreeMap<String, SlotSource>,
+    /// Required slots nobody could fill.
+    pub missing: Vec<String>,
+    /// Steps with `{{params...}}` replaced.
+    pub steps: Vec<Step>,
+}
+
+/// Fills a template's slots and hydrates its steps.
+pub fn fill(template: &PlanTemplate, context: &Map<String, Value>, params: &[Param]) -> Filled {
+    let mut values = BTreeMap::new();
+    let mut sources = BTreeMap::new();
+    let mut used: HashSet<usize> = HashSet::new();
+    for slot in &template.slots {
+        if let Some(v) = context.get(&slot.name) {
+            values.insert(slot.name.clone(), v.clone());
+            sources.insert(slot.name.clone(), SlotSource::Context);
+            if let Some(s) = v.as_str()
+                && let Some(i) = params.iter().position(|p| p.value == s)
+            {
+                used.insert(i);
+            }
+        }
+    }
+    // Slots with a role claim matching values first, then the rest take values in order.
+    for pass in [true, false] {
+        for slot in &template.slots {
+            if values.contains_key(&slot.name)
+                || slot.kind == ParamKind::Any
+                || (pass && slot.role.is_none())
+            {
+                continue;
+            }
+            let pick = params.iter().enumerate().find(|(i, p)| {
+                !used.contains(i) && p.kind == slot.kind && (!pass || p.role == slot.role)
+            });
+            if let Some((i, p)) = pick {
+                used.insert(i);
+                values.insert(slot.name.clone(), Value::String(p.value.clone()));
+                sources.insert(slot.name.clone(), SlotSource::Task);
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    for slot in &template.slots {
+        if !values.contains_key(&slot.name) {
+            match &slot.default {
+                Some(d) => {
+                    values.insert(slot.name.clone(), d.clone());
+                    sources.insert(slot.name.clone(), SlotSource::Default);
+                }
+                None if slot.required => missing.push(slot.name.clone()),
+                None => {}
+            }
+        }
+        if let (Some(t), Some(Value::String(s))) = (slot.transform, values.get(&slot.name)) {
+            let out = t.apply(s);
+            values.insert(slot.name.clone(), Value::String(out));
+        }
+    }
+    let steps = template
+        .steps
+        .iter()
+        .map(|s| Step {
+            inputs: hydrate(&s.inputs, &values),
+            ..s.clone()
+        })
+        .collect();
+    Filled {
+        values,
+        sources,
+        missing,
+        steps,
+    }
+}
+
+/// Replaces `{{params...}}` in every string of a JSON value. A string that is exactly one
+/// placeholder takes the value itself (keeping its JSON type); otherwise the value is interpolated.
+pub fn hydrate(v: &Value, values: &BTreeMap<String, Value>) -> Value {
+    match v {
+        Value::String(s) => hydrate_str(s, values),
+        Value::Array(a) => Value::Array(a.iter().map(|x| hydrate(x, values)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), hydrate(x, values)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn hydrate_str(s: &str, values: &BTreeMap<String, Value>) -> Value {
+    if let Some(c) = PLACEHOLDER.captures(s)
+        && c.get(0).is_some_and(|m| m.as_str() == s)
+        && &c[1] == "params"
+        && let Some(v) = resolve(values, &c[2], &c[3])
+    {
+        return v.clone();
+    }
+    let out = PLACEHOLDER.replace_all(s, |c: &regex::Captures| {
+        if &c[1] != "params" {
+            return c[0].to_string();
+        }
+        match resolve(values, &c[2], &c[3]) {
+            Some(Value::String(x)) => x.clone(),
+            Some(other) => other.to_string(),
+            None => c[0].to_string(),
+        }
+    });
+    Value::String(out.into_owned())
+}
+
+/// Follows `.a.b` into a slot's (object) value.
+fn resolve<'a>(values: &'a BTreeMap<String, Value>, name: &str, path: &str) -> Option<&'a Value> {
+    let mut v = values.get(name)?;
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        v = match v {
+            Value::Object(o) => o.get(part)?,
+            Value::Array(a) => a.get(part.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+/// Every placeholder in a JSON value: (namespace, name, nested path).
+pub fn placeholders(v: &Value) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    walk_strings(v, &mut |s| {
+        for c in PLACEHOLDER.captures_iter(s) {
+            out.push((c[1].to_string(), c[2].to_string(), c[3].to_string()));
+        }
+    });
+    out
+}
+
+/// Calls `f` on every string inside a JSON value.
+pub fn walk_strings(v: &Value, f: &mut impl FnMut(&str)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(a) => a.iter().for_each(|x| walk_strings(x, f)),
+        Value::Object(o) => o.values().for_each(|x| walk_strings(x, f)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::params::extract;
+    use crate::plan::template::{Slot, Transform};
+    use serde_json::json;
+
+    fn slot(name: &str, kind: ParamKind) -> Slot {
+        Slot {
+            name: name.into(),
+            kind,
+            required: true,
+            default: None,
+            transform: None,
+            role: None,
+        }
+    }
+
+    fn template(slots: Vec<Slot>, inputs: Value) -> PlanTemplate {
+        let step = Step {
+            tool: "Edit".into(),
+            op: None,
+            inputs,
+            outputs: vec![],
+            side_effect: true,
+            family: None,
+        };
+        PlanTemplate {
+            steps: vec![step],
+            slots,
+            outputs: vec![],
+            description: None,
+            version: "1".into(),
+        }
+    }
+
+    #[test]
+    fn context_wins_then_task_then_default() {
+        let mut s3 = slot("mode", ParamKind::String);
+        s3.default = Some(json!("fast"));
+        let t = template(
+            vec![
+                slot("flag", ParamKind::Flag),
+                slot("path", ParamKind::Path),
+                s3,
+            ],
+            json!({"f": "{{params.path}}"}),
+        );
+        let ctx: Map<String, Value> =
+            serde_json::from_value(json!({"path": "src/ctx.rs"})).unwrap();
+        let f = fill(&t, &ctx, &extract("add --verbose to src/main.rs").0);
+        assert_eq!(f.values["path"], json!("src/ctx.rs"));
+        assert_eq!(f.values["flag"], json!("--verbose"));
+        assert_eq!(f.values["mode"], json!("fast"));
+        assert_eq!(f.sources["mode"], SlotSource::Default);
+        assert_eq!(f.steps[0].inputs, json!({"f": "src/ctx.rs"}));
+    }
+
+    #[test]
+    fn roles_put_old_and_new_names_in_place() {
+        let mut new = slot("new", ParamKind::Identifier);
+        new.role = Some(crate::plan::params::Role::To);
+        let t = template(
+            vec![slot("old", ParamKind::Identifier), new],
+            json!("{{params.old}} -> {{params.new}}"),
+        );
+        let f = fill(&t, &Map::new(), &extract("rename to `b` the symbol `a`").0);
+        assert_eq!(f.steps[0].inputs, json!("a -> b"));
+    }
+
+    #[test]
+    fn nested_paths_keep_types_and_transforms_apply() {
+        let mut s = slot("cfg", ParamKind::Any);
+        s.transform = None;
+        let mut n = slot("name", ParamKind::Identifier);
+        n.transform = Some(Transform::SnakeCase);
+        let t = template(
+            vec![s, n],
+            json!({"port": "{{params.cfg.port}}", "fn": "fn {{params.name}}()", "o": "{{outputs.diff}}"}),
+        );
+        let ctx: Map<String, Value> =
+            serde_json::from_value(json!({"cfg": {"port": 8080}})).unwrap();
+        let f = fill(&t, &ctx, &extract("add `parseArgs`").0);
+        assert_eq!(
+            f.steps[0].inputs,
+            json!({"port": 8080, "fn": "fn parse_args()", "o": "{{outputs.diff}}"})
+        );
+    }
+
+    #[test]
+    fn missing_required_values_are_listed() {
+        let t = template(
+            vec![slot("flag", ParamKind::Flag), slot("path", ParamKind::Path)],
+            json!("x"),
+        );
+        let f = fill(&t, &Map::new(), &extract("add a flag to src/main.rs").0);
+        assert_eq!(f.missing, vec!["flag".to_string()]);
+    }
+}

@@ -1,0 +1,68 @@
+//! The plan cache: reuse a plan for every task of the same kind, and never for a different one.
+//!
+//! `normalise` turns a task into an action, target kinds and typed values; `key` hashes the
+//! structure (never the values) into a bucket; `fill` and `validate` adapt a stored template to a
+//! new task; `extract` generalises an executed trace; `rank` gates and scores candidates;
+//! `library` keeps plans in the store; `service` ties them to an `App`. Plain Rust, no rmcp types.
+
+pub mod bench_data;
+pub mod canon;
+pub mod extract;
+pub mod fill;
+pub mod key;
+pub mod lexicon;
+pub mod library;
+pub mod normalise;
+pub mod params;
+pub mod rank;
+pub mod service;
+pub mod template;
+pub mod validate;
+
+#[cfg(test)]
+mod tests;
+
+/// Version of the normaliser (lexicon + rules); part of every bucket key.
+pub const NORMALISER_VERSION: u32 = 1;
+/// Version of the trace extractor.
+pub const EXTRACTOR_VERSION: u32 = 1;
+
+/// Plan cache errors.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::Error),
+    /// The vector index failed.
+    #[error(transparent)]
+    Index(#[from] crate::index::Error),
+    /// The request is malformed (the caller can fix it).
+    #[error("{0}")]
+    Invalid(String),
+    /// The caller's bucket key disagrees with the one refrain computed.
+    #[error(
+        "the key {given} disagrees with the key refrain computes for this task ({computed}); omit `key` or send {computed}"
+    )]
+    KeyMismatch {
+        /// Sent by the caller.
+        given: String,
+        /// Computed by refrain.
+        computed: String,
+    },
+    /// The trace could not be generalised.
+    #[error("cannot make a reusable plan from this trace: {0}")]
+    Refused(String),
+    /// No plan with this id.
+    #[error("no plan with id {0}; list plans with `refrain plans list`")]
+    NotFound(String),
+}
+
+impl Error {
+    /// Whether the caller can fix it (as opposed to an infrastructure failure).
+    pub fn is_caller_fixable(&self) -> bool {
+        matches!(
+            self,
+            Error::Invalid(_) | Error::KeyMismatch { .. } | Error::Refused(_) | Error::NotFound(_)
+        )
+    }
+}

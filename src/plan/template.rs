@@ -1,0 +1,309 @@
+//! Plan templates and stored plans: steps with `{{params.x}}` placeholders, typed slots, the
+//! output schema, versions, provenance, timestamps, counters and quarantine.
+//!
+//! A template is what an agent follows; a stored plan is a template plus what refrain knows
+//! about it. Plan ids are derived from content, so storing the same plan twice is one plan.
+
+use super::key::IntentKey;
+use super::params::ParamKind;
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// A reusable plan: ordered steps, the slots they use, and the outputs they produce.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanTemplate {
+    /// Ordered steps. Inputs may contain `{{params.<slot>}}` (or `{{params.<slot>.<field>}}`) and
+    /// `{{outputs.<name>}}` for an earlier step's output.
+    pub steps: Vec<Step>,
+    /// Values the steps need, filled at lookup time.
+    #[serde(default)]
+    pub slots: Vec<Slot>,
+    /// Outputs the plan promises; each non-optional one must be produced by a step.
+    #[serde(default)]
+    pub outputs: Vec<OutputField>,
+    /// Free-text summary shown with the plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The template's own revision (for invalidate-by-version).
+    #[serde(default = "default_plan_version")]
+    pub version: String,
+}
+
+fn default_plan_version() -> String {
+    "1".to_string()
+}
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// The tool to call (`Edit`, `Bash`, `Read`...) or a free-form action for a todo item.
+    pub tool: String,
+    /// The operation, when the tool has several (`cargo test`, `insert`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+    /// Tool arguments or instructions; strings may contain placeholders.
+    #[serde(default)]
+    pub inputs: Value,
+    /// Names of the outputs this step produces (referenced later as `{{outputs.<name>}}`).
+    #[serde(default)]
+    pub outputs: Vec<String>,
+    /// True when the step changes something (writes files, runs commands with effects).
+    #[serde(default)]
+    pub side_effect: bool,
+    /// The tool family the step needs (`fs`, `shell`, `git`, `github`, `web`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+}
+
+/// A value the plan needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Slot {
+    /// Name used in placeholders: `{{params.<name>}}`.
+    pub name: String,
+    /// The value's type; values parsed from the task fill slots of their type in order.
+    #[serde(rename = "type", default = "default_kind")]
+    pub kind: ParamKind,
+    /// Whether a lookup without this value is a miss (default true).
+    #[serde(default = "yes")]
+    pub required: bool,
+    /// Value used when neither the context nor the task gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    /// Transform applied to the value before it is placed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transform: Option<Transform>,
+    /// Prefer a parsed value in this role (`to`: after "to"/"as", `from`, `in`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<super::params::Role>,
+}
+
+fn default_kind() -> ParamKind {
+    ParamKind::Any
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Simple value transforms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Transform {
+    /// lowercase
+    Lower,
+    /// UPPERCASE
+    Upper,
+    /// snake_case
+    SnakeCase,
+    /// kebab-case
+    KebabCase,
+    /// camelCase
+    CamelCase,
+    /// PascalCase
+    PascalCase,
+    /// Strip leading dashes (`--verbose` -> `verbose`).
+    StripDashes,
+    /// The last path component.
+    Basename,
+    /// Everything before the last path component.
+    Dirname,
+    /// The last path component without its extension.
+    Stem,
+}
+
+/// An output the plan promises.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutputField {
+    /// Output name (a step must list it in its `outputs`).
+    pub name: String,
+    /// Optional outputs need no producing step.
+    #[serde(default)]
+    pub optional: bool,
+}
+
+/// Versions a stored plan was made with (evict by any of them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Versions {
+    /// The template's revision.
+    pub plan: String,
+    /// The normaliser that computed its key.
+    pub normaliser: u32,
+    /// The extractor that generalised it (absent for stored templates).
+    pub extractor: Option<u32>,
+}
+
+/// Where a plan came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Provenance {
+    /// `template` (stored as given), `trace` (extracted by refrain) or `import`.
+    pub source: String,
+    /// The task it was stored for.
+    pub task: String,
+    /// The extractor's confidence (traces only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f32>,
+}
+
+/// Hits and outcomes of a stored plan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Counters {
+    /// Times served as a hit.
+    pub hits: u64,
+    /// Reported successes.
+    pub successes: u64,
+    /// Reported failures.
+    pub failures: u64,
+    /// Failures since the last success (drives demotion and quarantine).
+    pub failure_streak: u32,
+}
+
+/// A plan as refrain stores it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StoredPlan {
+    /// Content-derived id.
+    pub id: String,
+    /// The intent key it is stored under.
+    pub key: IntentKey,
+    /// The template.
+    pub template: PlanTemplate,
+    /// Wording skeleton of the task it was stored for.
+    pub skeleton: Vec<String>,
+    /// Versions.
+    pub versions: Versions,
+    /// Provenance.
+    pub provenance: Provenance,
+    /// Stored at (unix seconds), last served at.
+    pub stored_at: u64,
+    /// Last time it was served as a hit (unix seconds).
+    pub last_hit_at: Option<u64>,
+    /// Counters.
+    pub counters: Counters,
+    /// Quarantined plans are not served until stored again or released; the reason says why.
+    pub quarantined: Option<String>,
+}
+
+/// The content id of a template under a bucket: sha256 over the bucket and the canonical JSON.
+pub fn plan_id(bucket: &str, template: &PlanTemplate) -> String {
+    let mut h = Sha256::new();
+    h.update(bucket.as_bytes());
+    h.update([0]);
+    h.update(serde_json::to_vec(template).unwrap_or_default());
+    hex::encode(&h.finalize()[..12])
+}
+
+/// Unix seconds now.
+pub fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+impl Transform {
+    /// Applies the transform.
+    pub fn apply(self, v: &str) -> String {
+        let words = || -> Vec<String> {
+            let mut out = Vec::new();
+            let mut cur = String::new();
+            let mut prev_lower = false;
+            for c in v.chars() {
+                if !c.is_alphanumeric() {
+                    if !cur.is_empty() {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                    prev_lower = false;
+                    continue;
+                }
+                if c.is_uppercase() && prev_lower && !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                prev_lower = c.is_lowercase() || c.is_ascii_digit();
+                cur.extend(c.to_lowercase());
+            }
+            if !cur.is_empty() {
+                out.push(cur);
+            }
+            out
+        };
+        let cap = |w: &String| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                .unwrap_or_default()
+        };
+        match self {
+            Transform::Lower => v.to_lowercase(),
+            Transform::Upper => v.to_uppercase(),
+            Transform::SnakeCase => words().join("_"),
+            Transform::KebabCase => words().join("-"),
+            Transform::CamelCase => {
+                let w = words();
+                w.iter()
+                    .enumerate()
+                    .map(|(i, x)| if i == 0 { x.clone() } else { cap(x) })
+                    .collect()
+            }
+            Transform::PascalCase => words().iter().map(cap).collect(),
+            Transform::StripDashes => v.trim_start_matches('-').to_string(),
+            Transform::Basename => v
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or(v)
+                .to_string(),
+            Transform::Dirname => v
+                .trim_end_matches('/')
+                .rsplit_once('/')
+                .map(|(d, _)| d.to_string())
+                .unwrap_or_default(),
+            Transform::Stem => {
+                let base = Transform::Basename.apply(v);
+                base.rsplit_once('.')
+                    .map(|(s, _)| s.to_string())
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or(base)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(Transform::SnakeCase, "parseArgs", "parse_args")]
+    #[case(Transform::KebabCase, "Parse Args", "parse-args")]
+    #[case(Transform::CamelCase, "parse_args", "parseArgs")]
+    #[case(Transform::PascalCase, "parse-args", "ParseArgs")]
+    #[case(Transform::StripDashes, "--dry-run", "dry-run")]
+    #[case(Transform::Basename, "src/cli/mod.rs", "mod.rs")]
+    #[case(Transform::Dirname, "src/cli/mod.rs", "src/cli")]
+    #[case(Transform::Stem, "src/cli/mod.rs", "mod")]
+    fn transforms(#[case] t: Transform, #[case] input: &str, #[case] want: &str) {
+        assert_eq!(t.apply(input), want);
+    }
+
+    #[test]
+    fn plan_ids_follow_content() {
+        let t = PlanTemplate {
+            steps: vec![],
+            slots: vec![],
+            outputs: vec![],
+            description: None,
+            version: "1".into(),
+        };
+        let mut t2 = t.clone();
+        assert_eq!(plan_id("b", &t), plan_id("b", &t2));
+        t2.version = "2".into();
+        assert_ne!(plan_id("b", &t), plan_id("b", &t2));
+        assert_ne!(plan_id("b", &t), plan_id("c", &t));
+    }
+}

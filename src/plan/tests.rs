@@ -1,0 +1,250 @@
+//! Plan cache behaviour through `service`, on a real store, without and with the canonicaliser.
+
+use super::library::{Eviction, Outcome};
+use super::service::{self, StoreRequest};
+use super::validate::RuntimeCaps;
+use crate::app::App;
+use crate::config::Config;
+use crate::project::Project;
+use crate::store::Store;
+use serde_json::{Map, Value, json};
+
+fn app(dir: &std::path::Path, config: Config) -> App {
+    let store = Store::open(&dir.join("db")).unwrap();
+    let project = Project::at(dir.to_path_buf(), dir);
+    App::start(config, project, store)
+}
+
+fn no_model() -> Config {
+    let mut c = Config::default();
+    c.model.enabled = false;
+    c
+}
+
+fn flag_template() -> super::template::PlanTemplate {
+    serde_json::from_value(json!({
+        "steps": [
+            {"tool": "Read", "inputs": {"path": "{{params.path}}"}, "outputs": ["source"], "family": "fs"},
+            {"tool": "Edit", "inputs": {"path": "{{params.path}}", "add": "flag {{params.flag}}"}, "outputs": ["diff"], "side_effect": true, "family": "fs"}
+        ],
+        "slots": [{"name": "flag", "type": "flag"}, {"name": "path", "type": "path"}],
+        "outputs": [{"name": "diff"}]
+    }))
+    .unwrap()
+}
+
+fn req(task: &str) -> StoreRequest {
+    StoreRequest {
+        task: task.into(),
+        template: Some(flag_template()),
+        trace: None,
+        key: None,
+        source: None,
+    }
+}
+
+async fn lookup(app: &App, task: &str) -> service::Lookup {
+    service::lookup(app, task, &Map::new(), &RuntimeCaps::default())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn exact_bucket_serves_other_values_without_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path(), no_model());
+    let stored = service::store(&app, req("add a `--verbose` flag to src/main.rs"))
+        .await
+        .unwrap();
+    assert!(stored.created && !stored.embedded);
+    let l = lookup(&app, "please add the --quiet option in src/cli.rs").await;
+    let hit = l.hit.expect("hit");
+    assert_eq!(hit.values["flag"], json!("--quiet"));
+    assert_eq!(
+        hit.steps[1].inputs,
+        json!({"path": "src/cli.rs", "add": "flag --quiet"})
+    );
+    assert!(l.meaning.starts_with("wording only"));
+    for negative in [
+        "remove the `--quiet` flag from src/cli.rs",
+        "add a flag to src/cli.rs",
+        "add a test for `--quiet` in src/cli.rs",
+    ] {
+        let l = lookup(&app, negative).await;
+        assert!(l.hit.is_none(), "{negative}");
+        assert!(l.reason.is_some());
+    }
+}
+
+#[tokio::test]
+async fn storing_twice_is_one_plan_and_a_wrong_key_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path(), no_model());
+    let a = service::store(&app, req("add a `--verbose` flag to src/main.rs"))
+        .await
+        .unwrap();
+    let b = service::store(&app, req("add a `--json` flag to src/x.rs"))
+        .await
+        .unwrap();
+    assert_eq!(a.plan_id, b.plan_id);
+    assert!(!b.created);
+    let mut bad = req("add a `--verbose` flag to src/main.rs");
+    bad.key = Some("0000".into());
+    let err = service::store(&app, bad).await.unwrap_err();
+    assert!(matches!(err, super::Error::KeyMismatch { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn failures_quarantine_until_stored_again_and_eviction_removes() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path(), no_model());
+    let id = service::store(&app, req("add a `--verbose` flag to src/main.rs"))
+        .await
+        .unwrap()
+        .plan_id;
+    for _ in 0..3 {
+        service::feedback(&app, &id, Outcome::Failure, Some("did not compile"))
+            .await
+            .unwrap();
+    }
+    let l = lookup(&app, "add a `--x` flag to src/a.rs").await;
+    assert!(l.hit.is_none());
+    assert_eq!(l.candidates[0].failed.as_deref(), Some("quarantined"));
+    let again = service::store(&app, req("add a `--verbose` flag to src/main.rs"))
+        .await
+        .unwrap();
+    assert!(again.released);
+    assert!(
+        lookup(&app, "add a `--x` flag to src/a.rs")
+            .await
+            .hit
+            .is_some()
+    );
+    let removed = service::evict(
+        &app,
+        &Eviction::Version {
+            plan: Some("1".into()),
+            normaliser: None,
+            extractor: None,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(removed, vec![id]);
+    assert!(
+        lookup(&app, "add a `--x` flag to src/a.rs")
+            .await
+            .candidates
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn traces_become_plans_that_serve_new_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path(), no_model());
+    let trace = serde_json::from_value(json!({"steps": [
+        {"tool": "Edit", "inputs": {"file": "Cargo.toml", "set": "serde = \"1.0.200\""}, "side_effect": true},
+        {"tool": "Bash", "inputs": {"cmd": "cargo update -p serde && cargo test"}}
+    ]}))
+    .unwrap();
+    let r = StoreRequest {
+        task: "bump serde to 1.0.200 in Cargo.toml".into(),
+        template: None,
+        trace: Some(trace),
+        key: None,
+        source: None,
+    };
+    service::store(&app, r).await.unwrap();
+    let hit = lookup(
+        &app,
+        "upgrade the tokio crate to 1.41 in crates/x/Cargo.toml",
+    )
+    .await
+    .hit
+    .expect("hit");
+    assert_eq!(
+        hit.steps[1].inputs,
+        json!({"cmd": "cargo update -p tokio && cargo test"})
+    );
+    assert_eq!(
+        hit.steps[0].inputs,
+        json!({"file": "crates/x/Cargo.toml", "set": "tokio = \"1.41\""})
+    );
+}
+
+/// A chat-completions endpoint on loopback that answers with `content` (or sleeps past timeouts).
+async fn fake_llm(
+    content: &'static str,
+    delay_ms: u64,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use axum::{Json, Router, routing::post};
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = calls.clone();
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(move |Json(body): Json<Value>| {
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                assert_eq!(body["messages"][1]["role"], "user");
+                tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+                Json(json!({
+                    "id": "x", "object": "chat.completion", "created": 1, "model": "m",
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}]
+                }))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}/v1"), calls)
+}
+
+fn llm_config(base: String, timeout_ms: u64) -> Config {
+    let mut c = no_model();
+    c.llm.enabled = true;
+    c.llm.base_url = Some(base);
+    c.llm.model = Some("m".into());
+    c.llm.timeout_ms = timeout_ms;
+    c
+}
+
+#[tokio::test]
+async fn canonicaliser_answers_are_used_and_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, calls) = fake_llm("{\"action\": \"add\", \"kind\": \"flag\"}", 0).await;
+    let app = app(dir.path(), llm_config(base, 5000));
+    // Locally "we need a --x argument" has no verb; the canonicaliser supplies add/flag.
+    let n = service::understand(&app, "we need a --verbose argument").await;
+    assert_eq!((n.action.as_str(), n.kind.as_str()), ("add", "flag"));
+    let again = service::understand(&app, "we need a --verbose argument").await;
+    assert_eq!(again, n);
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn canonicaliser_failures_fall_back_to_the_local_normaliser() {
+    let dir = tempfile::tempdir().unwrap();
+    let (slow, _) = fake_llm("{\"action\": \"remove\", \"kind\": \"flag\"}", 2000).await;
+    let app1 = app(&dir.path().join("a"), llm_config(slow, 200));
+    let started = std::time::Instant::now();
+    let n = service::understand(&app1, "add a `--x` flag").await;
+    assert_eq!(n.action, "add");
+    assert!(started.elapsed() < std::time::Duration::from_millis(1500));
+    let (junk, _) = fake_llm("I think it is about flags", 0).await;
+    let app2 = app(&dir.path().join("b"), llm_config(junk, 2000));
+    assert_eq!(
+        service::understand(&app2, "add a `--x` flag").await.action,
+        "add"
+    );
+    let app3 = app(
+        &dir.path().join("c"),
+        llm_config("http://127.0.0.1:9/v1".into(), 2000),
+    );
+    assert_eq!(
+        service::understand(&app3, "add a `--x` flag").await.action,
+        "add"
+    );
+}

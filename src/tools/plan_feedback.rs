@@ -1,0 +1,73 @@
+//! `plan_feedback`: how a reused plan went. Failures demote it; repeated failures quarantine it.
+
+use super::{Refrain, fail, internal, reply};
+use crate::plan::library::Outcome;
+use crate::plan::service;
+use crate::plan::template::Counters;
+use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::{ErrorData, model::CallToolResult, tool, tool_router};
+use serde::{Deserialize, Serialize};
+
+/// Parameters of `plan_feedback`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanFeedbackParams {
+    /// The `plan_id` plan_lookup returned.
+    pub plan_id: String,
+    /// `success`, `failure`, or `release` (serve a quarantined plan again).
+    pub outcome: Outcome,
+    /// What went wrong (kept with the quarantine reason).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// Output of `plan_feedback`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PlanFeedbackOutput {
+    /// The plan.
+    pub plan_id: String,
+    /// Its counters now.
+    pub counters: Counters,
+    /// Why it is quarantined, if it is (it is not served until stored again or released).
+    pub quarantined: Option<String>,
+}
+
+#[tool_router(router = plan_feedback_router, vis = "pub(crate)")]
+impl Refrain {
+    /// Report whether a plan from plan_lookup worked. Failures rank it lower; after
+    /// `plans.quarantine_after` failures in a row it is quarantined and no longer served.
+    #[tool(
+        name = "plan_feedback",
+        output_schema = schema_for_output::<PlanFeedbackOutput>(),
+        annotations(read_only_hint = false, idempotent_hint = false, destructive_hint = false, open_world_hint = false)
+    )]
+    pub async fn plan_feedback(
+        &self,
+        Parameters(p): Parameters<PlanFeedbackParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        match service::feedback(&self.app, &p.plan_id, p.outcome, p.reason.as_deref()).await {
+            Ok(plan) => {
+                let out = PlanFeedbackOutput {
+                    plan_id: plan.id,
+                    counters: plan.counters,
+                    quarantined: plan.quarantined,
+                };
+                let state = out
+                    .quarantined
+                    .as_ref()
+                    .map(|q| format!("quarantined ({q})"))
+                    .unwrap_or_else(|| "served".into());
+                reply(
+                    format!(
+                        "plan {}: {} successes, {} failures, {state}",
+                        out.plan_id, out.counters.successes, out.counters.failures
+                    ),
+                    &out,
+                )
+            }
+            Err(e) if e.is_caller_fixable() => fail(e.to_string()),
+            Err(e) => Err(internal(e.to_string())),
+        }
+    }
+}

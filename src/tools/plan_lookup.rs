@@ -1,0 +1,73 @@
+//! `plan_lookup`: a validated, slot-filled plan for a task of a kind seen before, or why not.
+
+use super::{Refrain, fail, internal, reply};
+use crate::plan::{service, validate::RuntimeCaps};
+use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::{ErrorData, model::CallToolResult, tool, tool_router};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Parameters of `plan_lookup`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanLookupParams {
+    /// The task as the user gave it, e.g. "add a `--verbose` flag to src/main.rs".
+    pub task: String,
+    /// Values you already know, by slot name (e.g. {"path": "src/main.rs"}); they win over values
+    /// parsed from the task.
+    #[serde(default)]
+    pub context: Map<String, Value>,
+    /// What you can run: `tool_families` available (absent = all) and whether side effects are
+    /// allowed (default true).
+    #[serde(default)]
+    pub caps: RuntimeCaps,
+}
+
+/// Output of `plan_lookup`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PlanLookupOutput {
+    /// `hit` (follow `hit.steps`) or `miss` (plan yourself, then call plan_store).
+    pub status: String,
+    /// The lookup: the hit, or the reason and nearest candidates.
+    #[serde(flatten)]
+    pub lookup: service::Lookup,
+}
+
+#[tool_router(router = plan_lookup_router, vis = "pub(crate)")]
+impl Refrain {
+    /// Before planning a task, look for a stored plan for the same kind of task. A hit returns
+    /// the steps with this task's values filled in and validated; follow them, then report with
+    /// plan_feedback. A miss says why and lists the nearest candidates.
+    #[tool(
+        name = "plan_lookup",
+        output_schema = schema_for_output::<PlanLookupOutput>(),
+        annotations(read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
+    )]
+    pub async fn plan_lookup(
+        &self,
+        Parameters(p): Parameters<PlanLookupParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        if p.task.trim().is_empty() {
+            return fail("`task` is empty: pass the task text");
+        }
+        let lookup = match service::lookup(&self.app, &p.task, &p.context, &p.caps).await {
+            Ok(l) => l,
+            Err(e) if e.is_caller_fixable() => return fail(e.to_string()),
+            Err(e) => return Err(internal(e.to_string())),
+        };
+        let text = match &lookup.hit {
+            Some(h) => format!(
+                "hit: plan {} ({} steps, score {:.2}) for `{} {}`",
+                h.plan_id,
+                h.steps.len(),
+                h.score,
+                lookup.key.action,
+                lookup.key.kind
+            ),
+            None => format!("miss: {}", lookup.reason.as_deref().unwrap_or("no plan")),
+        };
+        let status = if lookup.hit.is_some() { "hit" } else { "miss" }.to_string();
+        reply(text, &PlanLookupOutput { status, lookup })
+    }
+}
