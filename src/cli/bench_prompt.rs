@@ -55,7 +55,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut actions = 0;
     let compact_ms = median(args.runs, || {
         if let Some(t) = Transcript::parse(&text)
-            && let Ok(p) = preview(&t.conversation(), &policy, None, t.model(), &rules, false)
+            && let model = t.model().to_string()
+            && let Ok(p) = preview(t.into_conversation(), &policy, None, &model, &rules, false)
         {
             actions = p.actions.len();
         }

@@ -5,7 +5,7 @@
 //! a log are replayed and the messages the log covers are never re-decided, so a fork that shares
 //! the prefix compacts to an identical prefix. What it costs and saves is in `compact_cost`.
 
-use super::{Error, estimate_tokens};
+use super::Error;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -115,6 +115,11 @@ const MIN_CLEAR_TOKENS: u64 = 24;
 
 /// Applies `log` then `policy` to `messages`.
 pub fn apply(messages: &[Value], policy: &Policy, log: Option<&ReplacementLog>) -> Result<Compacted, Error> {
+    apply_owned(messages.to_vec(), policy, log)
+}
+
+/// Applies `log` then `policy` to owned messages (no copy of the input).
+pub fn apply_owned(messages: Vec<Value>, policy: &Policy, log: Option<&ReplacementLog>) -> Result<Compacted, Error> {
     if policy.keep_tool_uses.is_none()
         && policy.keep_turns.is_none()
         && policy.result_budget_tokens.is_none()
@@ -122,7 +127,7 @@ pub fn apply(messages: &[Value], policy: &Policy, log: Option<&ReplacementLog>) 
     {
         return Err(Error::BadPolicy("the policy clears nothing: set keep_tool_uses, keep_turns, result_budget_tokens or clear_thinking_keep_turns, or use a preset".into()));
     }
-    let mut msgs = messages.to_vec();
+    let mut msgs = messages;
     let tokens_before: u64 = msgs.iter().map(msg_tokens).sum();
     let (uses, results) = index(&msgs);
     let names: HashMap<&str, &str> = uses.iter().map(|u| (u.id.as_str(), u.name.as_str())).collect();
@@ -156,9 +161,9 @@ pub fn apply(messages: &[Value], policy: &Policy, log: Option<&ReplacementLog>) 
             }
             for t in targets {
                 if let Some(r) = decided.get(&t) {
-                    let before = estimate_tokens(&b.to_string());
+                    let before = value_tokens(&b);
                     let removed = replace(&mut b, r, policy.result_budget_tokens.unwrap_or(0));
-                    let after = if removed { 0 } else { estimate_tokens(&b.to_string()) };
+                    let after = if removed { 0 } else { value_tokens(&b) };
                     if before != after || removed {
                         let fresh = new_targets.contains(t.as_str());
                         if fresh && first_changed.is_none_or(|f| i < f) {
@@ -189,7 +194,43 @@ pub fn apply(messages: &[Value], policy: &Policy, log: Option<&ReplacementLog>) 
 }
 
 fn msg_tokens(m: &Value) -> u64 {
-    estimate_tokens(&m.to_string())
+    value_tokens(m)
+}
+
+/// Estimated tokens of a value's compact JSON, computed without serialising it.
+pub fn value_tokens(v: &Value) -> u64 {
+    (json_len(v) as u64).div_ceil(4)
+}
+
+/// Byte length of a value's compact JSON serialisation.
+fn json_len(v: &Value) -> usize {
+    match v {
+        Value::Null => 4,
+        Value::Bool(b) => {
+            if *b {
+                4
+            } else {
+                5
+            }
+        }
+        Value::Number(n) => n.to_string().len(),
+        Value::String(s) => str_len(s),
+        Value::Array(a) => 2 + a.iter().map(json_len).sum::<usize>() + a.len().saturating_sub(1),
+        Value::Object(o) => {
+            2 + o.iter().map(|(k, x)| str_len(k) + 1 + json_len(x)).sum::<usize>() + o.len().saturating_sub(1)
+        }
+    }
+}
+
+fn str_len(s: &str) -> usize {
+    2 + s.len()
+        + s.bytes()
+            .map(|b| match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+                0..=0x1f => 5,
+                _ => 0,
+            })
+            .sum::<usize>()
 }
 
 fn index(msgs: &[Value]) -> (Vec<Use>, Vec<(usize, String, u64)>) {
@@ -203,9 +244,9 @@ fn index(msgs: &[Value]) -> (Vec<Use>, Vec<(usize, String, u64)>) {
                     msg: i,
                     id: s("id"),
                     name: s("name"),
-                    input_tokens: b.get("input").map(|x| estimate_tokens(&x.to_string())).unwrap_or(0),
+                    input_tokens: b.get("input").map(|x| value_tokens(x)).unwrap_or(0),
                 }),
-                Some("tool_result") => results.push((i, s("tool_use_id"), estimate_tokens(&b.to_string()))),
+                Some("tool_result") => results.push((i, s("tool_use_id"), value_tokens(&b))),
                 _ => {}
             }
         }
@@ -490,6 +531,12 @@ mod tests {
         assert!(c.actions.iter().all(|a| a.tokens_after <= 300 + 40), "{:?}", c.actions);
         let again = apply(&c.messages, &p, None).unwrap();
         assert!(again.actions.is_empty(), "truncated results fit the budget");
+    }
+
+    #[test]
+    fn value_tokens_match_the_serialised_length() {
+        let v = json!({"a": [1, true, null, "q\"uote\n\u{1}é"], "b": {"c": -2.5}});
+        assert_eq!(json_len(&v), v.to_string().len());
     }
 
     #[test]

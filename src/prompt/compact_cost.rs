@@ -58,14 +58,14 @@ pub struct CompactionPlan {
 
 /// Compacts and prices the result. `model` selects prices (Anthropic rules when it names Claude).
 pub fn preview(
-    messages: &[Value],
+    messages: Vec<Value>,
     policy: &Policy,
     log: Option<&ReplacementLog>,
     model: &str,
     rules: &Rules,
     include_messages: bool,
 ) -> Result<CompactionPlan, Error> {
-    let c = compact::apply(messages, policy, log)?;
+    let c = compact::apply_owned(messages, policy, log)?;
     let provider =
         if model.is_empty() || model.contains("claude") { Provider::Anthropic } else { Provider::OpenAiChat };
     let pr = rules.provider(provider);
@@ -73,7 +73,7 @@ pub fn preview(
     let price = fam.input_usd_per_mtok / 1e6;
     let (wm, rm) = (pr.write_mult(&pr.ttl_default), pr.read_mult(&fam));
     let kept: u64 = match c.first_changed {
-        Some(i) => c.messages[..i].iter().map(|m| super::estimate_tokens(&m.to_string())).sum(),
+        Some(i) => c.messages[..i].iter().map(|m| compact::value_tokens(m)).sum(),
         None => c.tokens_after,
     };
     let write_tokens = c.tokens_after.saturating_sub(kept);
@@ -152,7 +152,9 @@ mod tests {
         let mut m = vec![json!({"role": "user", "content": [{"type": "text", "text": "go"}]})];
         for i in 0..results {
             let id = format!("toolu_{i}");
-            m.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {}}]}));
+            m.push(
+                json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {}}]}),
+            );
             m.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "z".repeat(bytes)}]}));
         }
         m
@@ -171,7 +173,7 @@ mod tests {
     fn clearing_big_old_results_pays_back_and_names_the_break() {
         let rules = Rules::builtin();
         let p = resolve_policy(&rules, Some("anthropic_clear_tool_uses"), Some(&json!({"trigger_tokens": 0}))).unwrap();
-        let plan = preview(&convo(10, 40_000), &p, None, "claude-sonnet-4-5", &rules, false).unwrap();
+        let plan = preview(convo(10, 40_000), &p, None, "claude-sonnet-4-5", &rules, false).unwrap();
         assert_eq!(plan.per_tool["Read"].results_cleared, 7);
         assert_eq!(plan.cache.breaks_at_message, Some(2));
         assert!(plan.cache.pays_back_after_requests.is_some_and(|n| n >= 1), "{}", plan.cache.verdict);

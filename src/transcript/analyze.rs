@@ -122,7 +122,7 @@ pub fn run_compact(input: &CompactInput, rules: &Rules, access: &Access) -> Resu
         (None, Some(path)) => {
             let t = Transcript::open(path, access)?;
             let model = input.model.clone().unwrap_or_else(|| t.model().to_string());
-            (t.conversation(), model)
+            (t.into_conversation(), model)
         }
         _ => {
             return Err(Error::Input(
@@ -131,5 +131,5 @@ pub fn run_compact(input: &CompactInput, rules: &Rules, access: &Access) -> Resu
             ));
         }
     };
-    Ok(preview(&messages, &policy, input.log.as_ref(), &model, rules, input.include_messages)?)
+    Ok(preview(messages, &policy, input.log.as_ref(), &model, rules, input.include_messages)?)
 }

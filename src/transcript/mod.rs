@@ -213,6 +213,15 @@ impl Transcript {
         }
     }
 
+    /// Like `conversation`, without copying the messages.
+    pub fn into_conversation(mut self) -> Vec<Value> {
+        let last = self.segments.pop().unwrap_or_default();
+        match self.format {
+            Format::Codex => codex::to_messages(&last),
+            Format::ClaudeCode => last,
+        }
+    }
+
     /// The model of the latest turn ("" when unknown).
     pub fn model(&self) -> &str {
         self.turns.iter().rev().map(|t| t.model.as_str()).find(|m| !m.is_empty()).unwrap_or("")
