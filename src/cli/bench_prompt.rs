@@ -1,4 +1,4 @@
-//! `refrain bench-prompt`: times explain_cache_break on two ~150k-token requests and
+//! `refrain bench prompt`: times explain_cache_break on two ~150k-token requests and
 //! compact_preview on a ~10 MB Claude Code transcript, both generated deterministically in
 //! memory from real request shapes. Run it from a release build.
 
@@ -14,7 +14,7 @@ use std::time::Instant;
 /// The captured Claude Code request the synthetic requests grow from.
 const CAPTURED: &str = include_str!("../../tests/fixtures/transcripts/captured/claude-api-request-after-hooks.json");
 
-/// Arguments of `refrain bench-prompt`.
+/// Arguments of `refrain bench prompt`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Runs per measurement (the median is reported).
