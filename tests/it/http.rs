@@ -15,11 +15,11 @@ use std::time::Duration;
 
 #[tokio::test]
 async fn streamable_http_initializes_lists_tools_and_calls_cache_stats() {
-    crate::support::tls();
+    server::crypto();
     let server = Server::start("127.0.0.1:0", &[], &[], Model::Real);
     let client = ().serve(StreamableHttpClientTransport::from_uri(server.url("/mcp"))).await.unwrap();
     let info = client.peer_info().unwrap();
-    let server_info = info.server_info.clone().unwrap();
+    let server_info = info.server_info.as_ref().unwrap();
     assert_eq!(server_info.name, "refrain");
     assert_eq!(server_info.version, env!("CARGO_PKG_VERSION"));
     let tools = client.list_all_tools().await.unwrap();
@@ -33,8 +33,9 @@ async fn streamable_http_initializes_lists_tools_and_calls_cache_stats() {
 
 #[tokio::test]
 async fn sse_session_round_trip_and_bad_posts() {
-    crate::support::tls();
+    server::crypto();
     let server = Server::start("127.0.0.1:0", &[], &[("REFRAIN__SERVER__MAX_MESSAGE_BYTES", "4096")], Model::Real);
+    server::crypto();
     let http = reqwest::Client::new();
     let stream = http.get(server.url("/sse")).header("Accept", "text/event-stream").send().await.unwrap();
     assert_eq!(stream.status(), 200);
@@ -166,7 +167,7 @@ fn oversized_body_on_mcp_is_refused(#[case] chunked: bool) {
 
 #[tokio::test]
 async fn sigterm_stops_the_server_with_a_stream_open() {
-    crate::support::tls();
+    server::crypto();
     let mut server = Server::start("127.0.0.1:0", &[], &[], Model::None);
     let stream = reqwest::Client::new().get(server.url("/sse")).send().await.unwrap();
     let mut events = SseReader::new(stream.bytes_stream());

@@ -171,8 +171,3 @@ pub fn write(dir: &Path, rel: &str, body: &str) -> PathBuf {
     p
 }
 
-/// Installs the TLS crypto provider HTTP clients in tests need (refrain builds reqwest without a
-/// default provider; loopback tests use plain HTTP, but the client still asks for one).
-pub fn tls() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}

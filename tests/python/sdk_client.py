@@ -62,4 +62,7 @@ async def main():
         }))
 
 
-asyncio.run(main())
+try:
+    asyncio.run(asyncio.wait_for(main(), timeout=float(os.environ.get("SDK_CLIENT_TIMEOUT", "30"))))
+except TimeoutError:
+    raise SystemExit(f"no complete session within the timeout; server/discover probes so far: {PROBES}")

@@ -9,6 +9,12 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+/// Installs rustls' ring provider once: reqwest is built without a default one (no TLS is used,
+/// but building a client requires a provider).
+pub fn crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// The provisioned embedding model and ONNX runtime.
 pub fn model_dir() -> PathBuf {
     let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
