@@ -1086,11 +1086,10 @@ pub fn filler(i: usize) -> (String, PlanTemplate) {
         "review", "move", "optimise",
     ];
     let nouns = [
-        "widget",
         "handler",
         "middleware",
         "model",
-        "schema",
+        "secret",
         "event",
         "hook",
         "metric",
@@ -1098,6 +1097,7 @@ pub fn filler(i: usize) -> (String, PlanTemplate) {
         "import",
         "license",
         "translation",
+        "service",
     ];
     let task = format!(
         "{} the {} `filler_{i}` in src/gen/m{}.rs",

@@ -20,11 +20,12 @@ where
     let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 20);
     let (errors_tx, errors_rx) = mpsc::unbounded_channel::<String>();
     let writer_task = tokio::spawn(write_lines(from_rmcp, errors_rx, writer));
+    // Start reading before `serve`: it waits for `initialize`, which arrives through the reader.
+    let reader_task = tokio::spawn(read_lines(reader, to_rmcp, errors_tx, max_message_bytes));
     let service = handler
         .serve((rmcp_in, rmcp_out))
         .await
         .map_err(|e| std::io::Error::other(e.to_string()));
-    let reader_task = tokio::spawn(read_lines(reader, to_rmcp, errors_tx, max_message_bytes));
     match service {
         Ok(running) => {
             let _ = running.waiting().await;
