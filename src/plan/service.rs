@@ -253,7 +253,11 @@ pub async fn lookup(
         }
     }
     let mut cosines: BTreeMap<String, f32> = BTreeMap::new();
-    let meaning = match neighbours(app, task, cfg.neighbours + records.len()).await {
+    // Exactly one plan of the bucket passes every gate: it is the hit whatever the embeddings
+    // say, so skip the embedding (the fast path). Otherwise rank with meaning and neighbours.
+    let single = records.len() == 1
+        && records.iter().all(|r| judge(r.plan.clone(), &n, &key, context, caps, None, cfg.hit_threshold).failed.is_none());
+    let meaning = match if single { Err("one plan of the bucket passes, no ranking needed".to_string()) } else { neighbours(app, task, cfg.neighbours + records.len()).await } {
         Ok(hits) => {
             let mut extra = 0;
             for (id, score) in hits {
