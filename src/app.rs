@@ -52,17 +52,48 @@ impl App {
         } else {
             EmbedHandle::spawn(None, 1, 0)
         };
+        store.set_limit(config.store.max_store_bytes);
         let index = Arc::new(OnceCell::new());
-        let (cell, s) = (index.clone(), store.clone());
+        let (cell, s, dir) = (index.clone(), store.clone(), project.index_dir());
         tokio::spawn(async move {
-            let _ = cell.get_or_try_init(|| rebuild(s)).await;
+            let _ = cell.get_or_try_init(|| rebuild(s, dir)).await;
         });
-        App(Arc::new(State { config, project, store, embed, index, started: Instant::now() }))
+        let app = App(Arc::new(State { config, project, store, embed, index, started: Instant::now() }));
+        let weak = Arc::downgrade(&app.0);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(SAVE_EVERY);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let Some(state) = weak.upgrade() else { break };
+                App(state).save_index().await;
+            }
+        });
+        app
+    }
+
+    /// Saves changed index graphs to the project's index directory (derived data: a failure only
+    /// means the next start rebuilds from the store).
+    pub async fn save_index(&self) {
+        let (Some(index), dir) = (self.index_now(), self.project.index_dir()) else { return };
+        match tokio::task::spawn_blocking(move || index.save(&dir)).await {
+            Ok(Ok(n)) if n > 0 => tracing::info!(scopes = n, "vector index saved"),
+            Ok(Err(e)) => tracing::warn!(error = %e, "vector index not saved; it will be rebuilt from the store"),
+            _ => {}
+        }
+    }
+
+    /// Flushes the store and saves the index; call before the process exits.
+    pub async fn shutdown(&self) {
+        if let Err(e) = self.store.flush_async().await {
+            tracing::error!(error = %e, "final store flush failed");
+        }
+        self.save_index().await;
     }
 
     /// The vector index, waiting for the startup rebuild if it is still running.
     pub async fn index(&self) -> Result<VectorIndex, crate::index::Error> {
-        self.index.get_or_try_init(|| rebuild(self.store.clone())).await.cloned()
+        self.index.get_or_try_init(|| rebuild(self.store.clone(), self.project.index_dir())).await.cloned()
     }
 
     /// The index if it is already built (for stats; never waits).
@@ -71,11 +102,15 @@ impl App {
     }
 }
 
-async fn rebuild(store: Store) -> Result<VectorIndex, crate::index::Error> {
+/// How often changed index graphs are saved.
+const SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+async fn rebuild(store: Store, dir: std::path::PathBuf) -> Result<VectorIndex, crate::index::Error> {
     let started = Instant::now();
-    let index = tokio::task::spawn_blocking(move || VectorIndex::rebuild(&store))
-        .await
-        .unwrap_or_else(|e| Err(crate::index::Error::Store(crate::store::Error::Codec { tree: "vectors", message: e.to_string() })))?;
+    let index =
+        tokio::task::spawn_blocking(move || VectorIndex::open(&store, Some(&dir))).await.unwrap_or_else(|e| {
+            Err(crate::index::Error::Store(crate::store::Error::Codec { tree: "vectors", message: e.to_string() }))
+        })?;
     tracing::info!(vectors = index.len(), elapsed_ms = started.elapsed().as_millis() as u64, "vector index ready");
     Ok(index)
 }

@@ -66,7 +66,13 @@ impl Project {
         let id = digest[..16].to_string();
         let name: String = root
             .file_name()
-            .map(|n| n.to_string_lossy().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(32).collect())
+            .map(|n| {
+                n.to_string_lossy()
+                    .chars()
+                    .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                    .take(32)
+                    .collect()
+            })
             .unwrap_or_default();
         let dir = home.join("projects").join(if name.is_empty() { id.clone() } else { format!("{name}-{id}") });
         Project { root, dir, id }
@@ -78,7 +84,11 @@ impl Project {
         std::fs::create_dir_all(&self.dir).map_err(err)?;
         let meta_path = self.dir.join("project.json");
         if !meta_path.exists() {
-            let meta = ProjectMeta { root: self.root.clone(), id: self.id.clone(), created_by: env!("CARGO_PKG_VERSION").into() };
+            let meta = ProjectMeta {
+                root: self.root.clone(),
+                id: self.id.clone(),
+                created_by: env!("CARGO_PKG_VERSION").into(),
+            };
             let text = serde_json::to_string_pretty(&meta).unwrap_or_default();
             let tmp = self.dir.join("project.json.tmp");
             std::fs::write(&tmp, text).map_err(err)?;
@@ -105,11 +115,7 @@ impl Project {
     /// The owner's local socket. Unix socket paths are short, so long ones move to the temp dir.
     pub fn socket_path(&self) -> PathBuf {
         let p = self.dir.join("owner.sock");
-        if p.as_os_str().len() < 100 {
-            p
-        } else {
-            std::env::temp_dir().join(format!("refrain-{}.sock", self.id))
-        }
+        if p.as_os_str().len() < 100 { p } else { std::env::temp_dir().join(format!("refrain-{}.sock", self.id)) }
     }
 }
 

@@ -3,8 +3,18 @@
 //! Only the non-serve commands print to stdout. Each command lives in its own file.
 
 mod bench;
+mod bench_plans;
+mod bench_prompt;
+mod compact;
+mod bench_quality;
+mod bench_results;
+mod bench_startup;
+mod bench_speed;
 mod config_cmd;
+mod explain;
 mod plans;
+mod hook;
+mod install;
 mod serve;
 
 use crate::config::{Config, Overrides, Sourced};
@@ -48,8 +58,18 @@ enum Command {
     Config(config_cmd::ConfigArgs),
     /// The plan library: list, show, evict, export and import (JSON lines).
     Plans(plans::PlansArgs),
-    /// Rerunnable benchmarks (plans: lookup quality and latency; clinc: intent grouping).
+    /// Rerunnable benchmarks against the real binary (core, results, prompt, plans, clinc).
     Bench(bench::BenchArgs),
+    /// Explain why the prompt cache broke: two request files, or a transcript.
+    Explain(explain::ExplainArgs),
+    /// Preview a cache-aware compaction of a transcript.
+    Compact(compact::CompactArgs),
+    /// Register refrain (MCP server and hooks) with Claude Code, Codex and Cursor.
+    Install(install::InstallArgs),
+    /// Remove exactly what `install` added.
+    Uninstall(install::UninstallArgs),
+    /// Answer an agent hook: reads the hook payload on stdin (used by the installed hooks).
+    Hook(hook::HookArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -60,12 +80,22 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Config(args) => config_cmd::run(&cli.global, args),
         Command::Plans(args) => plans::run(&cli.global, args),
         Command::Bench(args) => bench::run(&cli.global, args),
+        Command::Explain(args) => explain::run(&cli.global, args),
+        Command::Compact(args) => compact::run(&cli.global, args),
+        Command::Install(args) => install::run_install(&cli.global, args),
+        Command::Uninstall(args) => install::run_uninstall(&cli.global, args),
+        Command::Hook(args) => hook::run(&cli.global, args),
     }
 }
 
 /// The project and configuration a command works on.
 pub fn resolve(global: &GlobalArgs, token: Option<String>) -> anyhow::Result<(Project, Sourced)> {
-    let flags = Overrides { home: global.home.clone(), log_file: global.log_file.clone(), token, model_dir: global.model_dir.clone() };
+    let flags = Overrides {
+        home: global.home.clone(),
+        log_file: global.log_file.clone(),
+        token,
+        model_dir: global.model_dir.clone(),
+    };
     // Resolve the project against the home the env/flags give, then load the project's config file.
     let pre = Config::load(None, &flags)?;
     let project = Project::resolve(global.project.as_deref(), &pre.config.home())?;
@@ -77,11 +107,25 @@ pub fn resolve(global: &GlobalArgs, token: Option<String>) -> anyhow::Result<(Pr
 /// Starts tracing to stderr or the configured log file. Safe to call once per process.
 pub fn init_logging(config: &Config) {
     use tracing_subscriber::{EnvFilter, fmt};
-    let filter = EnvFilter::try_from_env("REFRAIN_LOG").unwrap_or_else(|_| EnvFilter::new("info,sled=warn,hnsw_rs=warn,ort=warn"));
-    let file = config.server.log_file.as_ref().and_then(|p| std::fs::OpenOptions::new().create(true).append(true).open(p).ok());
+    let filter = EnvFilter::try_from_env("REFRAIN_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("info,sled=warn,hnsw_rs=warn,ort=warn"));
+    let file = config
+        .server
+        .log_file
+        .as_ref()
+        .and_then(|p| std::fs::OpenOptions::new().create(true).append(true).open(p).ok());
     let builder = fmt().with_env_filter(filter).with_ansi(false);
     let _ = match file {
         Some(f) => builder.with_writer(std::sync::Mutex::new(f)).try_init(),
         None => builder.with_writer(std::io::stderr).try_init(),
     };
+}
+
+/// Provider rules for the prompt commands: the explicit file, else `prompt.rules_file`, else built in.
+fn prompt_rules(global: &GlobalArgs, explicit: Option<&std::path::Path>) -> anyhow::Result<crate::prompt::Rules> {
+    if let Some(p) = explicit {
+        return Ok(crate::prompt::Rules::load(Some(p))?);
+    }
+    let (_, sourced) = resolve(global, None)?;
+    Ok(crate::prompt::Rules::load(sourced.config.prompt.rules_file.as_deref())?)
 }

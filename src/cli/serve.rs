@@ -33,6 +33,7 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCode> {
             (None, Some(out)) => stdio::serve(tokio::io::stdin(), out, handler, max).await?,
             (None, None) => anyhow::bail!("stdout could not be claimed for the protocol"),
         }
+        link.shutdown().await;
         drop(link);
         Ok::<_, anyhow::Error>(())
     })?;

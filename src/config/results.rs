@@ -2,6 +2,7 @@
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Result cache limits and thresholds.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -13,8 +14,12 @@ pub struct ResultsConfig {
     pub max_total_bytes: u64,
     /// Default time to live, in seconds, when neither the caller nor a per-tool default sets one.
     pub default_ttl_secs: u64,
-    /// Lowest similarity for a semantic hit.
+    /// Time to live per tool, in seconds (overrides the built-in per-tool defaults).
+    pub tool_ttl_secs: BTreeMap<String, u64>,
+    /// Lowest cosine similarity for a semantic hit (the verifier then checks what both texts ask).
     pub semantic_threshold: f32,
+    /// Run the verifier after the threshold (negations, numbers, names, content words, margin).
+    pub semantic_verify: bool,
     /// Tools never cached, whatever the caller says.
     pub disabled_tools: Vec<String>,
 }
@@ -25,8 +30,31 @@ impl Default for ResultsConfig {
             max_entry_bytes: 1024 * 1024,
             max_total_bytes: 256 * 1024 * 1024,
             default_ttl_secs: 3600,
-            semantic_threshold: 0.85,
+            tool_ttl_secs: BTreeMap::new(),
+            semantic_threshold: 0.80,
+            semantic_verify: true,
             disabled_tools: Vec::new(),
+        }
+    }
+}
+
+/// Built-in time to live for tools whose results are freshness-checked (file reads, searches):
+/// long, because a change to what they read invalidates them anyway.
+pub const FILE_TOOL_TTL_SECS: u64 = 24 * 3600;
+/// Built-in time to live for web results: they change without refrain seeing it.
+pub const WEB_TOOL_TTL_SECS: u64 = 1800;
+
+impl ResultsConfig {
+    /// The time to live for a tool's results when the caller gives none.
+    pub fn ttl_for(&self, tool: &str) -> u64 {
+        if let Some(t) = self.tool_ttl_secs.get(tool) {
+            return *t;
+        }
+        match tool {
+            "Read" | "Grep" | "Glob" | "LS" | "NotebookRead" | "read_file" | "list_dir" | "grep_files" | "Bash"
+            | "shell" | "exec_command" => FILE_TOOL_TTL_SECS,
+            "WebFetch" | "WebSearch" | "web_search" | "fetch" => WEB_TOOL_TTL_SECS,
+            _ => self.default_ttl_secs,
         }
     }
 }

@@ -12,8 +12,11 @@ pub struct ServerConfig {
     pub max_message_bytes: usize,
     /// Bearer token required on HTTP; mandatory when binding a non-loopback address.
     pub token: Option<String>,
-    /// Extra Origin values accepted on HTTP besides loopback origins.
+    /// Extra Origin values accepted on HTTP besides loopback origins (e.g. `https://app.example.com`).
     pub allowed_origins: Vec<String>,
+    /// Extra Host names accepted on HTTP besides loopback names and the address the server listens
+    /// on (e.g. a DNS name in front of a non-loopback bind).
+    pub allowed_hosts: Vec<String>,
     /// Log to this file instead of stderr.
     pub log_file: Option<PathBuf>,
 }
@@ -24,6 +27,7 @@ impl Default for ServerConfig {
             max_message_bytes: 8 * 1024 * 1024,
             token: None,
             allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
             log_file: None,
         }
     }
@@ -47,10 +51,13 @@ pub struct HooksConfig {
     pub serve_cached_network_reads: bool,
     /// Milliseconds a hook may spend before it gives up quietly.
     pub timeout_ms: u64,
+    /// MCP tools whose results the post-tool hook records as read-only, besides those whose name
+    /// starts with a read verb (get, list, read, search, …): `mcp__server__tool` or `mcp__server__*`.
+    pub read_only_mcp_tools: Vec<String>,
 }
 
 impl Default for HooksConfig {
     fn default() -> Self {
-        Self { serve_cached_network_reads: false, timeout_ms: 2000 }
+        Self { serve_cached_network_reads: false, timeout_ms: 2000, read_only_mcp_tools: Vec::new() }
     }
 }

@@ -51,10 +51,8 @@ const NAMED_ENV: &[(&str, &str)] = &[
 ];
 
 pub(super) fn resolve(project_root: Option<&Path>, flags: &Overrides) -> Result<Sourced, Error> {
-    let defaults = Value::try_from(Config::default()).map_err(|e| Error::Invalid {
-        origin: "defaults".into(),
-        message: e.to_string(),
-    })?;
+    let defaults = Value::try_from(Config::default())
+        .map_err(|e| Error::Invalid { origin: "defaults".into(), message: e.to_string() })?;
     let mut merged = defaults.as_table().cloned().unwrap_or_default();
     let mut sources = BTreeMap::new();
     record(&merged, "", &Source::Default, &mut sources);
@@ -192,8 +190,7 @@ mod tests {
     #[test]
     fn project_file_overrides_default_and_is_reported() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("refrain.toml"), "[results]\ndefault_ttl_secs = 60\n")
-            .unwrap();
+        std::fs::write(dir.path().join("refrain.toml"), "[results]\ndefault_ttl_secs = 60\n").unwrap();
         let s = resolve(Some(dir.path()), &Overrides::default()).unwrap();
         assert_eq!(s.config.results.default_ttl_secs, 60);
         let (_, src) = &s.sources["results.default_ttl_secs"];

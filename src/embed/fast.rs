@@ -38,7 +38,9 @@ impl FastEmbedder {
     pub fn load(files: &ModelFiles, threads: usize, max_length: usize) -> Result<FastEmbedder, Error> {
         let read = |name: &str| {
             let p = files.model_dir.join(name);
-            std::fs::read(&p).map_err(|e| Error::Unavailable(format!("cannot read {}: {e}; run ./install.sh to provision the model", p.display())))
+            std::fs::read(&p).map_err(|e| {
+                Error::Unavailable(format!("cannot read {}: {e}; run ./install.sh to provision the model", p.display()))
+            })
         };
         if !files.runtime.exists() {
             return Err(Error::Unavailable(format!(

@@ -39,7 +39,9 @@ impl EmbedHandle {
     /// Starts loading the model on a blocking thread and returns immediately.
     pub fn spawn(files: Option<ModelFiles>, threads: usize, max_length: usize) -> EmbedHandle {
         let Some(files) = files else {
-            return Self::fixed(ModelState::Unavailable("embeddings are disabled in the configuration (model.enabled = false)".into()));
+            return Self::fixed(ModelState::Unavailable(
+                "embeddings are disabled in the configuration (model.enabled = false)".into(),
+            ));
         };
         let (tx, rx) = watch::channel(ModelState::Loading);
         tokio::task::spawn_blocking(move || {

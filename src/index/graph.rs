@@ -2,7 +2,9 @@
 //! prints to stdout and exits the process on bad parameters).
 
 use super::distance::UnitDot;
+use hnsw_rs::api::AnnT;
 use hnsw_rs::hnsw::Hnsw;
+use std::path::Path;
 
 const MAX_CONNECTIONS: usize = 16;
 const EF_CONSTRUCTION: usize = 200;
@@ -23,18 +25,36 @@ impl Graph {
         Graph { hnsw }
     }
 
+    /// Wraps a graph loaded from a dump.
+    pub fn from_hnsw(mut hnsw: Hnsw<'static, f32, UnitDot>) -> Graph {
+        hnsw.set_searching_mode(false);
+        Graph { hnsw }
+    }
+
     /// Adds one vector.
     pub fn insert(&self, v: &[f32], id: u64) {
         self.hnsw.insert_slice((v, id as usize));
     }
 
+    /// Adds many vectors using every core.
+    pub fn insert_many(&self, items: &[(u64, Vec<f32>)]) {
+        let data: Vec<(&Vec<f32>, usize)> = items.iter().map(|(id, v)| (v, *id as usize)).collect();
+        self.hnsw.parallel_insert(&data);
+    }
+
+    /// Points in the graph (live or deleted).
+    pub fn len(&self) -> usize {
+        self.hnsw.get_nb_point()
+    }
+
+    /// Writes the graph and its data under `dir` with `basename`.
+    pub fn dump(&self, dir: &Path, basename: &str) -> anyhow::Result<String> {
+        self.hnsw.file_dump(dir, basename)
+    }
+
     /// Up to `k` (id, cosine similarity) pairs passing `keep`.
     pub fn search(&self, q: &[f32], k: usize, keep: impl Fn(&usize) -> bool) -> Vec<(u64, f32)> {
         let ef = EF_SEARCH.max(k * 2);
-        self.hnsw
-            .search_filter(q, k, ef, Some(&keep))
-            .into_iter()
-            .map(|n| (n.d_id as u64, 1.0 - n.distance))
-            .collect()
+        self.hnsw.search_filter(q, k, ef, Some(&keep)).into_iter().map(|n| (n.d_id as u64, 1.0 - n.distance)).collect()
     }
 }

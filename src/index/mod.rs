@@ -8,6 +8,7 @@
 
 mod distance;
 mod graph;
+mod persist;
 mod records;
 
 pub use records::VectorRecord;
@@ -16,10 +17,11 @@ use crate::embed::cosine;
 use crate::store::{self, Store};
 use graph::Graph;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, RwLock};
 
 /// A scope switches from exact scan to HNSW when it holds this many vectors.
-pub const HNSW_MIN: usize = 4096;
+pub const HNSW_MIN: usize = if cfg!(test) { 256 } else { 4096 };
 
 /// Index errors.
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +57,10 @@ struct Scope {
     /// id -> target for every live id (graph scopes).
     live: HashMap<u64, Vec<u8>>,
     graph: Option<Graph>,
+    /// Highest id inserted into the graph.
+    max_id: u64,
+    /// The graph changed since it was last saved.
+    dirty: bool,
 }
 
 /// The in-memory index over every scope; cheap to clone.
@@ -66,22 +72,67 @@ pub struct VectorIndex {
 impl VectorIndex {
     /// Builds the index from the store's vectors (the derived-data rebuild).
     pub fn rebuild(store: &Store) -> Result<VectorIndex, Error> {
+        Self::open(store, None)
+    }
+
+    /// Builds the index from the store, reusing graph dumps saved under `dir` when they are
+    /// consistent with the store (vectors added since are inserted, deleted ones filtered).
+    pub fn open(store: &Store, dir: Option<&Path>) -> Result<VectorIndex, Error> {
         let index = VectorIndex::default();
         let mut all: HashMap<String, Vec<(u64, VectorRecord)>> = HashMap::new();
         records::for_each(store, |id, rec| all.entry(rec.scope.clone()).or_default().push((id, rec)))?;
+        let manifest = dir.map(persist::read_manifest).unwrap_or_default();
         let mut scopes = index.write();
         for (name, recs) in all {
-            let scope = scopes.entry(name).or_default();
-            for (id, rec) in recs {
-                scope.live.insert(id, rec.target.clone());
-                scope.flat.insert(id, (rec.target, rec.vector));
-            }
-            if scope.flat.len() >= HNSW_MIN {
-                promote(scope);
+            let scope = scopes.entry(name.clone()).or_default();
+            let loaded = match dir {
+                Some(d) if recs.len() >= HNSW_MIN => persist::load(d, &manifest, &name),
+                _ => None,
+            };
+            match loaded {
+                // Reuse the dump unless deletions made more than a third of it dead.
+                Some((graph, info)) if info.points <= recs.len() * 3 / 2 => {
+                    let newer: Vec<(u64, Vec<f32>)> = recs
+                        .iter()
+                        .filter(|(id, _)| *id > info.max_id)
+                        .map(|(id, r)| (*id, r.vector.clone()))
+                        .collect();
+                    graph.insert_many(&newer);
+                    scope.dirty = !newer.is_empty();
+                    scope.max_id = recs.iter().map(|(id, _)| *id).max().unwrap_or(info.max_id).max(info.max_id);
+                    scope.live = recs.into_iter().map(|(id, r)| (id, r.target)).collect();
+                    scope.graph = Some(graph);
+                    tracing::info!(scope = %name, added = newer.len(), "index scope loaded from its dump");
+                }
+                _ => {
+                    for (id, rec) in recs {
+                        scope.live.insert(id, rec.target.clone());
+                        scope.flat.insert(id, (rec.target, rec.vector));
+                    }
+                    if scope.flat.len() >= HNSW_MIN {
+                        promote(scope);
+                    }
+                }
             }
         }
         drop(scopes);
         Ok(index)
+    }
+
+    /// Saves every graph scope that changed since its last save. Returns how many were written.
+    pub fn save(&self, dir: &Path) -> std::io::Result<usize> {
+        let mut scopes = self.write();
+        let dirty: Vec<(String, &Graph, u64)> = scopes
+            .iter()
+            .filter(|(_, s)| s.dirty)
+            .filter_map(|(k, s)| s.graph.as_ref().map(|g| (k.clone(), g, s.max_id)))
+            .collect();
+        let n = dirty.len();
+        if n > 0 {
+            persist::save(dir, &dirty)?;
+        }
+        scopes.values_mut().for_each(|s| s.dirty = false);
+        Ok(n)
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, Scope>> {
@@ -101,7 +152,11 @@ impl VectorIndex {
         let s = scopes.entry(rec.scope).or_default();
         s.live.insert(id, rec.target.clone());
         match &s.graph {
-            Some(g) => g.insert(&rec.vector, id),
+            Some(g) => {
+                g.insert(&rec.vector, id);
+                s.max_id = s.max_id.max(id);
+                s.dirty = true;
+            }
             None => {
                 s.flat.insert(id, (rec.target, rec.vector));
                 if s.flat.len() >= HNSW_MIN {
@@ -134,11 +189,9 @@ impl VectorIndex {
                 .into_iter()
                 .filter_map(|(id, score)| s.live.get(&id).map(|t| Hit { id, target: t.clone(), score }))
                 .collect(),
-            None => s
-                .flat
-                .iter()
-                .map(|(id, (t, v))| Hit { id: *id, target: t.clone(), score: cosine(query, v) })
-                .collect(),
+            None => {
+                s.flat.iter().map(|(id, (t, v))| Hit { id: *id, target: t.clone(), score: cosine(query, v) }).collect()
+            }
         };
         hits.retain(|h| h.score >= min_score);
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
@@ -172,15 +225,27 @@ impl VectorIndex {
 /// Moves a scope from exact scan to a graph built from its vectors.
 fn promote(scope: &mut Scope) {
     let items: Vec<(u64, Vec<f32>)> = scope.flat.drain().map(|(id, (_, v))| (id, v)).collect();
+    scope.max_id = items.iter().map(|(id, _)| *id).max().unwrap_or(0);
     scope.graph = Some(Graph::build(&items));
+    scope.dirty = true;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A pseudo-random unit vector (splitmix64), distinct per seed.
     fn unit(seed: u32) -> Vec<f32> {
-        let mut v: Vec<f32> = (0..16).map(|i| ((seed * 31 + i * 7) % 13) as f32 - 6.0).collect();
+        let mut x = u64::from(seed).wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut v: Vec<f32> = (0..16)
+            .map(|_| {
+                x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let mut z = x;
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                ((z ^ (z >> 31)) % 2000) as f32 / 1000.0 - 1.0
+            })
+            .collect();
         crate::embed::normalise(&mut v);
         v
     }
@@ -211,6 +276,22 @@ mod tests {
         let hits = again.search("s", &unit(3), 5, -1.0);
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].target, b"y");
+    }
+
+    #[test]
+    fn saved_graphs_reload_and_pick_up_later_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db")).unwrap();
+        let idx = VectorIndex::default();
+        for i in 0..(HNSW_MIN as u32 + 5) {
+            idx.insert(&store, "big", format!("t{i}").as_bytes(), unit(i)).unwrap();
+        }
+        assert_eq!(idx.save(&dir.path().join("index")).unwrap(), 1);
+        let late = idx.insert(&store, "big", b"late", unit(100_000)).unwrap();
+        let again = VectorIndex::open(&store, Some(&dir.path().join("index"))).unwrap();
+        assert_eq!(again.len(), HNSW_MIN + 6);
+        let hits = again.search("big", &unit(100_000), 10, 0.999);
+        assert!(hits.iter().any(|h| h.id == late), "a vector stored after the dump is found");
     }
 
     #[test]

@@ -48,11 +48,9 @@ pub(super) fn remove(store: &Store, id: u64) -> store::Result<bool> {
 }
 
 pub(super) fn for_each(store: &Store, mut f: impl FnMut(u64, VectorRecord)) -> store::Result<()> {
-    store.for_each_bytes(trees::VECTORS, |k, v| {
-        match (store::keys::u64_at(k, 0), decode(v)) {
-            (Some(id), Some(rec)) => f(id, rec),
-            _ => tracing::warn!("skipping unreadable vector record"),
-        }
+    store.for_each_bytes(trees::VECTORS, |k, v| match (store::keys::u64_at(k, 0), decode(v)) {
+        (Some(id), Some(rec)) => f(id, rec),
+        _ => tracing::warn!("skipping unreadable vector record"),
     })
 }
 

@@ -88,6 +88,13 @@ impl Link {
         }
     }
 
+    /// Flushes and saves what this process owns; call before exiting.
+    pub async fn shutdown(&self) {
+        if let Some(app) = self.local_app().await {
+            app.shutdown().await;
+        }
+    }
+
     /// True when this process owns the store.
     pub async fn is_owner(&self) -> bool {
         matches!(self.conn.read().await.1, Conn::Local(_))
@@ -112,7 +119,9 @@ impl Link {
             };
             let outcome = match conn {
                 Conn::Local(o) => match context.take() {
-                    Some(ctx) => return o.refrain.tool_router.call(ToolCallContext::new(&o.refrain, request, ctx)).await,
+                    Some(ctx) => {
+                        return o.refrain.tool_router.call(ToolCallContext::new(&o.refrain, request, ctx)).await;
+                    }
                     None => self.call_self(&o, request.clone()).await,
                 },
                 Conn::Remote(c) => c.call_tool_once(request.clone()).await,
@@ -131,7 +140,11 @@ impl Link {
     }
 
     /// A context-free call on the local tools (hooks, benchmarks) through an in-process client.
-    async fn call_self(self: &Arc<Self>, o: &Owned, request: CallToolRequestParams) -> Result<CallToolResponse, ServiceError> {
+    async fn call_self(
+        self: &Arc<Self>,
+        o: &Owned,
+        request: CallToolRequestParams,
+    ) -> Result<CallToolResponse, ServiceError> {
         let client = o
             .self_client
             .get_or_try_init(|| async {
@@ -168,7 +181,9 @@ impl Link {
             if let Some(lock) = owner::try_lock(&self.project)? {
                 match self.become_owner(lock) {
                     Ok(conn) => return Ok(conn),
-                    Err(Error::Store(store::Error::Locked { .. })) => last = "store still held by the previous owner".into(),
+                    Err(Error::Store(store::Error::Locked { .. })) => {
+                        last = "store still held by the previous owner".into()
+                    }
                     Err(e) => return Err(e),
                 }
             } else {

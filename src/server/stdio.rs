@@ -20,12 +20,8 @@ where
     let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 20);
     let (errors_tx, errors_rx) = mpsc::unbounded_channel::<String>();
     let writer_task = tokio::spawn(write_lines(from_rmcp, errors_rx, writer));
-    // Start reading before `serve`: it waits for `initialize`, which arrives through the reader.
     let reader_task = tokio::spawn(read_lines(reader, to_rmcp, errors_tx, max_message_bytes));
-    let service = handler
-        .serve((rmcp_in, rmcp_out))
-        .await
-        .map_err(|e| std::io::Error::other(e.to_string()));
+    let service = handler.serve((rmcp_in, rmcp_out)).await.map_err(|e| std::io::Error::other(e.to_string()));
     match service {
         Ok(running) => {
             let _ = running.waiting().await;
@@ -55,7 +51,9 @@ async fn read_lines<R: AsyncRead + Unpin>(
             break;
         }
         if too_long {
-            let msg = format!("message of {n} bytes exceeds the limit of {max} bytes; send smaller arguments or raise server.max_message_bytes");
+            let msg = format!(
+                "message of {n} bytes exceeds the limit of {max} bytes; send smaller arguments or raise server.max_message_bytes"
+            );
             let _ = errors.send(error_line(Value::Null, -32600, &msg));
             continue;
         }
@@ -78,7 +76,11 @@ async fn read_lines<R: AsyncRead + Unpin>(
 }
 
 /// Reads one line of at most `max` bytes; longer lines are consumed and reported as too long.
-async fn read_limited_line<R: AsyncBufReadExt + Unpin>(r: &mut R, buf: &mut Vec<u8>, max: usize) -> std::io::Result<(usize, bool)> {
+async fn read_limited_line<R: AsyncBufReadExt + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<(usize, bool)> {
     let mut total = 0usize;
     loop {
         let chunk = r.fill_buf().await?;
@@ -112,15 +114,25 @@ fn trim_line(buf: &[u8]) -> &[u8] {
 /// Valid JSON-RPC passes; anything else gets the error reply to send back.
 fn check(line: &[u8]) -> Result<(), String> {
     let value: Value = serde_json::from_slice(line).map_err(|e| {
-        error_line(Value::Null, -32700, &format!("parse error: the message is not valid JSON ({e}); send one JSON-RPC object per line"))
+        error_line(
+            Value::Null,
+            -32700,
+            &format!("parse error: the message is not valid JSON ({e}); send one JSON-RPC object per line"),
+        )
     })?;
     let id = value.get("id").cloned().unwrap_or(Value::Null);
     let valid = value.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
-        && (value.get("method").is_some_and(Value::is_string) || value.get("result").is_some() || value.get("error").is_some());
+        && (value.get("method").is_some_and(Value::is_string)
+            || value.get("result").is_some()
+            || value.get("error").is_some());
     if valid {
         Ok(())
     } else {
-        Err(error_line(id, -32600, "invalid request: expected a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\" and a string \"method\""))
+        Err(error_line(
+            id,
+            -32600,
+            "invalid request: expected a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\" and a string \"method\"",
+        ))
     }
 }
 
@@ -143,7 +155,10 @@ async fn write_lines<W: AsyncWrite + Unpin>(
                 None => { errors_open = false; continue }
             },
         };
-        if out.write_all(line.as_bytes()).await.is_err() || out.write_all(b"\n").await.is_err() || out.flush().await.is_err() {
+        if out.write_all(line.as_bytes()).await.is_err()
+            || out.write_all(b"\n").await.is_err()
+            || out.flush().await.is_err()
+        {
             break;
         }
     }

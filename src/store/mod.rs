@@ -26,7 +26,9 @@ pub enum Error {
         path: PathBuf,
     },
     /// The database could not be opened because its files are damaged.
-    #[error("store at {path} cannot be opened ({message}); move the directory aside to start fresh, nothing else was changed")]
+    #[error(
+        "store at {path} cannot be opened ({message}); move the directory aside to start fresh, nothing else was changed"
+    )]
     Corrupt {
         /// The database directory.
         path: PathBuf,
@@ -62,6 +64,8 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub struct Store {
     db: sled::Db,
     path: PathBuf,
+    /// Size on disk above which writes are refused (0: no limit).
+    limit: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for Store {
@@ -74,7 +78,21 @@ impl Store {
     /// Opens (or creates) the database in `dir`.
     pub fn open(dir: &Path) -> Result<Store> {
         let db = sled::Config::new().path(dir).cache_capacity(64 * 1024 * 1024).open().map_err(|e| classify(dir, e))?;
-        Ok(Store { db, path: dir.to_path_buf() })
+        Ok(Store { db, path: dir.to_path_buf(), limit: Default::default() })
+    }
+
+    /// Refuses writes once the store occupies more than `bytes` on disk (0: no limit).
+    pub fn set_limit(&self, bytes: u64) {
+        self.limit.store(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn check_room(&self) -> Result<()> {
+        let limit = self.limit.load(std::sync::atomic::Ordering::Relaxed);
+        if limit == 0 {
+            return Ok(());
+        }
+        let size = self.size_on_disk();
+        if size > limit { Err(Error::Full { size, limit }) } else { Ok(()) }
     }
 
     /// The database directory.
@@ -101,6 +119,7 @@ impl Store {
 
     /// Writes one value (buffered until `flush`).
     pub fn put<T: Serialize>(&self, tree: TreeName, key: &[u8], value: &T) -> Result<()> {
+        self.check_room()?;
         self.tree(tree)?.insert(key, encode(tree, value)?)?;
         Ok(())
     }
@@ -143,6 +162,7 @@ impl Store {
 
     /// Writes raw bytes (for compact records such as vectors; the caller owns the format).
     pub fn put_bytes(&self, tree: TreeName, key: &[u8], value: &[u8]) -> Result<()> {
+        self.check_room()?;
         self.tree(tree)?.insert(key, value)?;
         Ok(())
     }
@@ -259,6 +279,18 @@ mod tests {
         s.tree(trees::META).unwrap().insert(b"k", vec![9u8, b'1']).unwrap();
         let err = s.get::<u32>(trees::META, b"k").unwrap_err().to_string();
         assert!(err.contains("format version 9"), "{err}");
+    }
+
+    #[test]
+    fn a_full_store_refuses_writes_and_keeps_what_it_has() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        s.put(trees::META, b"kept", &1u32).unwrap();
+        s.flush().unwrap();
+        s.set_limit(1);
+        let err = s.put(trees::META, b"new", &2u32).unwrap_err().to_string();
+        assert!(err.contains("store is full") && err.contains("max_store_bytes"), "{err}");
+        assert_eq!(s.get::<u32>(trees::META, b"kept").unwrap(), Some(1));
     }
 
     #[test]

@@ -22,5 +22,7 @@ pub const RESPONSES: TreeName = TreeName("responses");
 pub const RESPONSE_LRU: TreeName = TreeName("response_lru");
 /// Dependency path + exact key -> nothing: which results depend on a file.
 pub const RESPONSE_DEPS: TreeName = TreeName("response_deps");
+/// Exact key -> LRU ticket, last use and hits of a result; plus the results' byte counters.
+pub const RESPONSE_USE: TreeName = TreeName("response_use");
 /// Session events noted by hooks (compactions).
 pub const EVENTS: TreeName = TreeName("events");

@@ -4,6 +4,7 @@
 //! for the project except counters.
 
 use super::{Refrain, internal, reply};
+use crate::results::{self, EvictWhat};
 use crate::plan::library::Eviction;
 use crate::store::trees;
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
@@ -17,6 +18,23 @@ use serde::{Deserialize, Serialize};
 pub enum EvictTarget {
     /// Everything refrain stores for this project (plans, results, vectors); counters stay.
     All,
+    /// One cached result by its exact key (from response_cache_put/get).
+    ResponseKey {
+        /// The exact key.
+        key: String,
+    },
+    /// Every cached result of a tool.
+    ResponseTool {
+        /// The tool name.
+        tool: String,
+        /// Only this namespace (default: all).
+        #[serde(default)]
+        namespace: Option<String>,
+    },
+    /// Every cached result that expired or whose files changed.
+    ResponsesStale,
+    /// Every cached result (plans stay).
+    Responses,
     /// One plan, by the `plan_id` plan_lookup or plan_store returned.
     Plan {
         /// The plan id.
@@ -72,7 +90,15 @@ impl Refrain {
         let out = match p.what {
             EvictTarget::All => {
                 let mut n = 0;
-                for t in [trees::PLANS, trees::PLAN_BUCKETS, trees::RESPONSES, trees::RESPONSE_LRU, trees::RESPONSE_DEPS, trees::VECTORS] {
+                for t in [
+                    trees::PLANS,
+                    trees::PLAN_BUCKETS,
+                    trees::RESPONSES,
+                    trees::RESPONSE_LRU,
+                    trees::RESPONSE_DEPS,
+                    trees::RESPONSE_USE,
+                    trees::VECTORS,
+                ] {
                     n += store.clear(t).map_err(|e| internal(e.to_string()))?;
                 }
                 if let Ok(index) = self.app.index().await {
@@ -80,6 +106,15 @@ impl Refrain {
                 }
                 CacheEvictOutput { evicted: n, detail: "everything stored for this project".into() }
             }
+            EvictTarget::ResponseKey { key } => {
+                responses(&self.app, EvictWhat::Key(key), "the result with that key").await?
+            }
+            EvictTarget::ResponseTool { tool, namespace } => {
+                let detail = format!("every cached {tool} result");
+                responses(&self.app, EvictWhat::Tool { tool, namespace }, &detail).await?
+            }
+            EvictTarget::ResponsesStale => responses(&self.app, EvictWhat::Stale, "expired or stale results").await?,
+            EvictTarget::Responses => responses(&self.app, EvictWhat::All, "every cached result").await?,
             EvictTarget::Plan { plan_id } => return evict_plans(self, Eviction::Plan(plan_id)).await,
             EvictTarget::PlanBucket { bucket } => return evict_plans(self, Eviction::Bucket(bucket)).await,
             EvictTarget::PlanVersion { plan, normaliser, extractor } => {
@@ -89,6 +124,11 @@ impl Refrain {
         store.flush_async().await.map_err(|e| internal(e.to_string()))?;
         reply(format!("evicted {} records: {}", out.evicted, out.detail), &out)
     }
+}
+
+async fn responses(app: &crate::app::App, what: EvictWhat, detail: &str) -> Result<CacheEvictOutput, ErrorData> {
+    let evicted = results::evict(app, &what).await.map_err(|e| internal(e.to_string()))?;
+    Ok(CacheEvictOutput { evicted, detail: detail.to_string() })
 }
 
 async fn evict_plans(r: &Refrain, what: Eviction) -> Result<CallToolResult, ErrorData> {

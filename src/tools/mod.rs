@@ -7,10 +7,16 @@
 
 pub mod cache_evict;
 pub mod cache_stats;
+pub mod compact_preview;
+pub mod explain_cache_break;
 pub mod plan_feedback;
 pub mod plan_list;
 pub mod plan_lookup;
 pub mod plan_store;
+pub mod response_cache_get;
+pub mod response_cache_invalidate;
+pub mod response_cache_put;
+pub mod session_event;
 
 use crate::app::App;
 use rmcp::ErrorData;
@@ -38,10 +44,16 @@ impl Refrain {
 pub fn router() -> ToolRouter<Refrain> {
     Refrain::cache_stats_router()
         + Refrain::cache_evict_router()
+        + Refrain::response_cache_get_router()
+        + Refrain::response_cache_put_router()
+        + Refrain::response_cache_invalidate_router()
+        + Refrain::explain_cache_break_router()
+        + Refrain::compact_preview_router()
         + Refrain::plan_lookup_router()
         + Refrain::plan_store_router()
         + Refrain::plan_feedback_router()
         + Refrain::plan_list_router()
+        + Refrain::session_event_router()
 }
 
 /// A successful result: a short human text plus the structured output.

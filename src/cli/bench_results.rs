@@ -1,0 +1,45 @@
+//! `refrain bench results`: the result cache's match quality (GPTCache's paraphrase pairs, in
+//! process, through the same decision code `response_cache_get` uses) and its speed over stdio
+//! against the real binary. Run it from a release build.
+
+use super::GlobalArgs;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Flags of `refrain bench results`.
+#[derive(Debug, Args)]
+pub struct ResultsBenchArgs {
+    /// GPTCache's mock_data.json (origin/similar pairs, MIT), read at run time.
+    #[arg(long, default_value = "../shared/data/gptcache/mock_data.json")]
+    pub data: PathBuf,
+    /// Skip the quality part.
+    #[arg(long)]
+    pub no_quality: bool,
+    /// Skip the speed part.
+    #[arg(long)]
+    pub no_speed: bool,
+    /// Store sizes for the speed part.
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
+    pub sizes: Vec<usize>,
+    /// Entries per size that carry an embedding (the rest are exact-only, to keep setup short).
+    #[arg(long, default_value_t = 1000)]
+    pub semantic_entries: usize,
+    /// Timed calls per measurement.
+    #[arg(long, default_value_t = 300)]
+    pub samples: usize,
+    /// Write every paraphrase's nearest candidates as JSON here (for tuning the verifier).
+    #[arg(long)]
+    pub dump: Option<PathBuf>,
+}
+
+/// Runs both parts.
+pub fn run(global: &GlobalArgs, args: &ResultsBenchArgs) -> anyhow::Result<ExitCode> {
+    if !args.no_quality {
+        super::bench_quality::run(global, args)?;
+    }
+    if !args.no_speed {
+        super::bench_speed::run(global, args)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

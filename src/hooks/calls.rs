@@ -1,0 +1,124 @@
+//! The one place that spells the tool names hooks call and the JSON arguments they send, and
+//! reads the tools' structured answers. Align it here when a tool's schema changes.
+
+use super::trace::Trace;
+use super::{Agent, Event, Payload};
+use serde_json::{Value, json};
+
+/// Looks a task up in the plan cache.
+pub const PLAN_LOOKUP: &str = "plan_lookup";
+/// Stores a plan (here: an executed trace).
+pub const PLAN_STORE: &str = "plan_store";
+/// Caches a read-only tool result.
+pub const RESPONSE_CACHE_PUT: &str = "response_cache_put";
+/// Looks a cached tool result up.
+pub const RESPONSE_CACHE_GET: &str = "response_cache_get";
+/// Invalidates cached results that depend on paths.
+pub const RESPONSE_CACHE_INVALIDATE: &str = "response_cache_invalidate";
+/// Notes a session event (compaction).
+pub const SESSION_EVENT: &str = "session_event";
+
+/// The namespace hook-recorded results live in (one per agent: tool names differ between agents).
+pub fn namespace(agent: Agent) -> String {
+    format!("hooks/{}", agent.name())
+}
+
+/// `plan_lookup` for a submitted prompt (the values come from the prompt itself).
+pub fn plan_lookup(prompt: &str, _p: &Payload) -> Value {
+    json!({"task": prompt})
+}
+
+/// Most steps sent for one turn.
+const MAX_STEPS: usize = 50;
+
+/// `plan_store` with an executed trace: the todo items (as `todo` steps) then the tool calls,
+/// each as a plan step `{tool, inputs, side_effect, family}` with its real values.
+pub fn plan_store(_agent: Agent, t: &Trace, _p: &Payload) -> Value {
+    let todos = t.steps.iter().map(|s| json!({"tool": "todo", "inputs": {"text": s}, "side_effect": false}));
+    let calls = t.calls.iter().map(|c| {
+        let tool = c.get("tool").and_then(Value::as_str).unwrap_or_default();
+        let (family, side_effect) = super::classify::family(tool);
+        json!({"tool": tool, "inputs": c.get("input").cloned().unwrap_or(json!({})), "side_effect": side_effect, "family": family})
+    });
+    let steps: Vec<Value> = todos.chain(calls).take(MAX_STEPS).collect();
+    json!({"task": t.task, "trace": {"steps": steps}})
+}
+
+/// `response_cache_put` for a read-only tool's result; None when there is no result to store.
+/// Web searches also send their query, so later searches can find the result by meaning.
+pub fn response_cache_put(agent: Agent, p: &Payload, files: &[String], trees: &[String]) -> Option<Value> {
+    let args = p.tool_input.clone().unwrap_or(json!({}));
+    let query = args.get("query").and_then(Value::as_str).map(str::to_string);
+    Some(json!({
+        "namespace": namespace(agent),
+        "tool": p.tool_name.as_deref()?,
+        "args": args,
+        "result": p.tool_response.clone()?,
+        "query": query,
+        "read_only": true,
+        "files": files,
+        "trees": trees,
+    }))
+}
+
+/// `response_cache_get` for a tool about to run.
+pub fn response_cache_get(agent: Agent, p: &Payload) -> Option<Value> {
+    Some(json!({
+        "namespace": namespace(agent),
+        "tool": p.tool_name.as_deref()?,
+        "args": p.tool_input.clone().unwrap_or(json!({})),
+    }))
+}
+
+/// `response_cache_invalidate` for paths a write touched (a directory covers everything under it).
+pub fn invalidate(paths: &[String]) -> Value {
+    json!({"paths": paths})
+}
+
+/// `session_event` for a compaction.
+pub fn session_event(agent: Agent, event: Event, p: &Payload) -> Value {
+    json!({
+        "agent": agent.name(),
+        "event": event.name(),
+        "session_id": p.session_id,
+        "transcript_path": p.transcript_path,
+        "trigger": p.trigger,
+        "at_ms": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
+    })
+}
+
+/// A plan lookup hit, as the prompt hook shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanHit {
+    /// The plan id to report with plan_feedback.
+    pub plan_id: Option<String>,
+    /// The filled plan (steps or the whole plan object).
+    pub plan: Value,
+    /// The match score.
+    pub score: Option<f64>,
+    /// Where the plan came from.
+    pub provenance: Option<Value>,
+}
+
+/// Reads a `plan_lookup` answer (`{status, hit: {plan_id, score, steps, provenance}}`); None on a miss.
+pub fn read_plan_hit(out: &Value) -> Option<PlanHit> {
+    if out.get("status").and_then(Value::as_str) != Some("hit") {
+        return None;
+    }
+    let hit = out.get("hit")?;
+    let plan_id = hit.get("plan_id").map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+    Some(PlanHit {
+        plan_id,
+        plan: hit.clone(),
+        score: hit.get("score").and_then(Value::as_f64),
+        provenance: hit.get("provenance").cloned(),
+    })
+}
+
+/// Reads a `response_cache_get` answer (`{status, result}`); the cached result on a fresh hit.
+pub fn read_cache_hit(out: &Value) -> Option<Value> {
+    if out.get("status").and_then(Value::as_str) != Some("hit") {
+        return None;
+    }
+    out.get("result").cloned()
+}

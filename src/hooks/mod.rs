@@ -1,0 +1,317 @@
+//! Agent hooks: what refrain does when Claude Code or Codex reports a prompt, a tool call, the end
+//! of a turn or a compaction, and what it answers in the agent's hook format.
+//!
+//! Plain Rust, no rmcp: the caller passes a `Caller` that reaches refrain's tools (through the
+//! project's owner process). Every failure ends in silence (`None`), never in a broken agent.
+
+pub mod answer;
+pub mod calls;
+pub mod classify;
+pub mod events;
+pub mod payload;
+pub mod trace;
+
+pub use payload::Payload;
+
+use crate::config::HooksConfig;
+use serde_json::Value;
+use std::future::Future;
+
+/// Errors inside hook handling (never shown to the agent; the hook stays silent).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The payload is not a JSON object of the expected shape.
+    #[error("malformed hook payload: {0}")]
+    Payload(String),
+    /// The agent or event name is not one refrain handles.
+    #[error("unknown hook {0}")]
+    Unknown(String),
+    /// The transcript could not be read.
+    #[error("cannot read transcript {path}: {source}")]
+    Transcript {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// The agent sending the hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    /// Claude Code.
+    Claude,
+    /// Codex CLI.
+    Codex,
+}
+
+impl Agent {
+    /// Parses `claude` / `codex`.
+    pub fn parse(s: &str) -> Result<Agent, Error> {
+        match s {
+            "claude" => Ok(Agent::Claude),
+            "codex" => Ok(Agent::Codex),
+            other => Err(Error::Unknown(other.to_string())),
+        }
+    }
+
+    /// The name used in stored records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude-code",
+            Agent::Codex => "codex",
+        }
+    }
+}
+
+/// The hook events refrain answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The user submitted a prompt.
+    UserPromptSubmit,
+    /// Before a tool runs.
+    PreToolUse,
+    /// After a tool ran.
+    PostToolUse,
+    /// The agent finished its turn.
+    Stop,
+    /// Before a compaction.
+    PreCompact,
+    /// After a compaction.
+    PostCompact,
+}
+
+impl Event {
+    /// Parses an event name as the agents spell it.
+    pub fn parse(s: &str) -> Result<Event, Error> {
+        Ok(match s {
+            "UserPromptSubmit" => Event::UserPromptSubmit,
+            "PreToolUse" => Event::PreToolUse,
+            "PostToolUse" => Event::PostToolUse,
+            "Stop" => Event::Stop,
+            "PreCompact" => Event::PreCompact,
+            "PostCompact" => Event::PostCompact,
+            other => return Err(Error::Unknown(other.to_string())),
+        })
+    }
+
+    /// The event name as the agents spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::UserPromptSubmit => "UserPromptSubmit",
+            Event::PreToolUse => "PreToolUse",
+            Event::PostToolUse => "PostToolUse",
+            Event::Stop => "Stop",
+            Event::PreCompact => "PreCompact",
+            Event::PostCompact => "PostCompact",
+        }
+    }
+}
+
+/// A way to call refrain's tools by name with JSON arguments.
+pub trait Caller {
+    /// The tool's structured output, or `None` when the tool is unknown, failed or said nothing.
+    fn call(&self, tool: &str, args: Value) -> impl Future<Output = Option<Value>>;
+}
+
+/// Handles one hook; returns the JSON to print, or `None` for silence.
+pub async fn respond(
+    agent: Agent,
+    event: Event,
+    payload: &Payload,
+    config: &HooksConfig,
+    caller: &impl Caller,
+) -> Option<Value> {
+    match event {
+        Event::UserPromptSubmit => {
+            let prompt = payload.prompt.as_deref().filter(|p| !p.trim().is_empty())?;
+            let found = caller.call(calls::PLAN_LOOKUP, calls::plan_lookup(prompt, payload)).await?;
+            let hit = calls::read_plan_hit(&found)?;
+            Some(answer::prompt_context(&answer::plan_context(&hit)))
+        }
+        Event::Stop => {
+            if payload.stop_hook_active == Some(true) {
+                return None;
+            }
+            let trace = trace::read(agent, payload).ok()??;
+            caller.call(calls::PLAN_STORE, calls::plan_store(agent, &trace, payload)).await;
+            None
+        }
+        Event::PostToolUse => {
+            match classify::classify(agent, payload, config)? {
+                classify::Effect::Read { files, trees } => {
+                    let args = calls::response_cache_put(agent, payload, &files, &trees)?;
+                    caller.call(calls::RESPONSE_CACHE_PUT, args).await;
+                }
+                classify::Effect::Write { paths, .. } => {
+                    caller.call(calls::RESPONSE_CACHE_INVALIDATE, calls::invalidate(&paths)).await;
+                }
+            }
+            None
+        }
+        Event::PreToolUse => {
+            if !config.serve_cached_network_reads || !classify::is_network_read(payload.tool_name.as_deref()?) {
+                return None;
+            }
+            let found = caller.call(calls::RESPONSE_CACHE_GET, calls::response_cache_get(agent, payload)?).await?;
+            let cached = calls::read_cache_hit(&found)?;
+            Some(answer::serve_cached(payload.tool_name.as_deref()?, &cached))
+        }
+        Event::PreCompact | Event::PostCompact => {
+            caller.call(calls::SESSION_EVENT, calls::session_event(agent, event, payload)).await;
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::cell::RefCell;
+
+    /// Records every call and answers from a fixed table (tool name -> structured output).
+    struct FakeCaller {
+        answers: Vec<(&'static str, Value)>,
+        seen: RefCell<Vec<(String, Value)>>,
+    }
+
+    impl Caller for FakeCaller {
+        async fn call(&self, tool: &str, args: Value) -> Option<Value> {
+            self.seen.borrow_mut().push((tool.to_string(), args));
+            self.answers.iter().find(|(t, _)| *t == tool).map(|(_, v)| v.clone())
+        }
+    }
+
+    fn fixture(name: &str) -> Payload {
+        let path = format!("{}/tests/fixtures/hooks/{name}", env!("CARGO_MANIFEST_DIR"));
+        let mut p = Payload::parse(&std::fs::read(path).unwrap()).unwrap();
+        let transcript = match name.split('-').next() {
+            Some("claude") => "claude-transcript-mcp-call.jsonl",
+            _ => "codex-rollout-mcp-call.jsonl",
+        };
+        p.transcript_path = Some(format!("{}/tests/fixtures/hooks/{transcript}", env!("CARGO_MANIFEST_DIR")));
+        p
+    }
+
+    fn run(
+        agent: Agent,
+        event: Event,
+        p: &Payload,
+        answers: Vec<(&'static str, Value)>,
+    ) -> (Option<Value>, Vec<(String, Value)>) {
+        let caller = FakeCaller { answers, seen: RefCell::new(Vec::new()) };
+        let config = HooksConfig { serve_cached_network_reads: true, ..HooksConfig::default() };
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let out = rt.block_on(respond(agent, event, p, &config, &caller));
+        (out, caller.seen.into_inner())
+    }
+
+    fn plan_hit() -> Value {
+        json!({"status": "hit", "hit": {"plan_id": "p1", "score": 0.9,
+            "steps": [{"tool": "mcp__everything__echo", "inputs": {"message": "hello"}, "side_effect": false}],
+            "provenance": {"source": "trace", "task": "Please echo hi using the MCP tool"}}})
+    }
+
+    #[test]
+    fn prompt_hooks_add_the_plan_on_a_hit_and_stay_silent_on_a_miss() {
+        for (agent, file) in [
+            (Agent::Claude, "claude-UserPromptSubmit-1795311204932778601.json"),
+            (Agent::Codex, "codex-UserPromptSubmit-1795311377691403368.json"),
+        ] {
+            let p = fixture(file);
+            let (out, seen) = run(agent, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, plan_hit())]);
+            assert_eq!(seen[0].0, "plan_lookup");
+            assert_eq!(seen[0].1["task"], "Please echo hello using the MCP tool");
+            let out = out.unwrap();
+            assert_eq!(out["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
+            let ctx = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+            assert!(ctx.contains("1. mcp__everything__echo {\"message\":\"hello\"}"), "{ctx}");
+            assert!(ctx.contains("plan_feedback with plan_id \"p1\"") && ctx.contains("Please echo hi"), "{ctx}");
+            let (miss, _) =
+                run(agent, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, json!({"status": "miss"}))]);
+            assert_eq!(miss, None);
+        }
+    }
+
+    #[test]
+    fn stop_hooks_store_the_turn_as_a_trace() {
+        for (agent, file, tool) in [
+            (Agent::Claude, "claude-Stop-1795311205359547498.json", "mcp__everything-user__echo"),
+            (Agent::Codex, "codex-Stop-1795311377835325656.json", "mcp__everything__echo"),
+        ] {
+            let (out, seen) = run(agent, Event::Stop, &fixture(file), vec![]);
+            assert_eq!(out, None);
+            assert_eq!(seen.len(), 1, "{seen:?}");
+            assert_eq!(seen[0].0, "plan_store");
+            assert_eq!(seen[0].1["task"], "Please echo hello using the MCP tool");
+            assert_eq!(seen[0].1["trace"]["steps"][0]["tool"], tool);
+            assert_eq!(
+                seen[0].1["trace"]["steps"][0]["inputs"]["message"].as_str().map(|m| m.starts_with("hello from mock")),
+                Some(true)
+            );
+        }
+    }
+
+    #[test]
+    fn a_read_is_recorded_with_its_file_and_a_write_invalidates_it() {
+        let read = fixture("claude-PostToolUse-Read.json");
+        let (out, seen) = run(Agent::Claude, Event::PostToolUse, &read, vec![]);
+        assert_eq!(out, None);
+        assert_eq!(seen[0].0, "response_cache_put");
+        assert_eq!(seen[0].1["files"], json!(["/tmp/mcpclients/README.md"]));
+        assert_eq!(seen[0].1["read_only"], true);
+        assert_eq!(seen[0].1["tool"], "Read");
+        let mut edit = read.clone();
+        edit.tool_name = Some("Edit".into());
+        edit.tool_input = Some(json!({"file_path": "/tmp/mcpclients/README.md", "old_string": "a", "new_string": "b"}));
+        let (_, seen) = run(Agent::Claude, Event::PostToolUse, &edit, vec![]);
+        assert_eq!(seen[0], ("response_cache_invalidate".to_string(), json!({"paths": ["/tmp/mcpclients/README.md"]})));
+    }
+
+    #[test]
+    fn captured_mcp_tool_events_need_no_call() {
+        for (agent, event, file) in [
+            (Agent::Claude, Event::PostToolUse, "claude-PostToolUse-1795311205255321560.json"),
+            (Agent::Claude, Event::PreToolUse, "claude-PreToolUse-1795311205203548705.json"),
+            (Agent::Codex, Event::PostToolUse, "codex-PostToolUse-1795311377782581679.json"),
+            (Agent::Codex, Event::PreToolUse, "codex-PreToolUse-1795311377751438877.json"),
+        ] {
+            let (out, seen) = run(agent, event, &fixture(file), vec![]);
+            assert_eq!((out, seen.len()), (None, 0), "{file}");
+        }
+    }
+
+    #[test]
+    fn a_fresh_cached_web_fetch_is_served_instead_of_running() {
+        let mut p = fixture("claude-PreToolUse-1795311205203548705.json");
+        p.tool_name = Some("WebFetch".into());
+        p.tool_input = Some(json!({"url": "https://example.com", "prompt": "summary"}));
+        let (out, seen) = run(
+            Agent::Claude,
+            Event::PreToolUse,
+            &p,
+            vec![(calls::RESPONSE_CACHE_GET, json!({"status": "hit", "result": "Example Domain"}))],
+        );
+        assert_eq!(seen[0].1["args"]["url"], "https://example.com");
+        let out = out.unwrap();
+        assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert!(out["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap().contains("Example Domain"));
+        let (miss, _) = run(Agent::Claude, Event::PreToolUse, &p, vec![]);
+        assert_eq!(miss, None);
+    }
+
+    #[test]
+    fn compactions_are_noted() {
+        for (event, file) in [
+            (Event::PreCompact, "claude-PreCompact-1795311470987647626.json"),
+            (Event::PostCompact, "claude-PostCompact-1795311471304710281.json"),
+        ] {
+            let (out, seen) = run(Agent::Claude, event, &fixture(file), vec![]);
+            assert_eq!(out, None);
+            assert_eq!(seen[0].0, "session_event");
+            assert_eq!(seen[0].1["event"], event.name());
+            assert_eq!(seen[0].1["trigger"], "manual");
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! Registration of refrain with the agents on this machine: Claude Code, Codex CLI and Cursor.
+//!
+//! `plan_install` / `plan_uninstall` compute the file edits (pure: read files, return new bytes);
+//! `apply` writes them, backing a file up as `<file>.refrain-backup` before its first edit. An
+//! uninstall restores the backup byte for byte when nothing but refrain's entries changed since.
+//! This module never touches entries it did not add.
+
+mod edit;
+mod hooks_json;
+mod mcp;
+mod targets;
+
+pub use edit::{Change, FileEdit, apply};
+pub use targets::{Agent, Scope};
+
+use std::path::PathBuf;
+
+/// Errors while registering.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A config file could not be read or written.
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A config file is not valid JSON or TOML, so refrain will not edit it.
+    #[error("{path} is not valid {format} ({message}); fix or move it, then run again")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// JSON or TOML.
+        format: &'static str,
+        /// The parser's message.
+        message: String,
+    },
+    /// A config file has an unexpected shape where refrain needs to write.
+    #[error("{path}: `{key}` is not an object/table; refrain will not overwrite it")]
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// The key.
+        key: String,
+    },
+    /// The user's home directory is unknown.
+    #[error("cannot find the home directory; set HOME")]
+    NoHome,
+    /// An agent name was not recognised.
+    #[error("unknown agent `{0}`; use claude, codex or cursor")]
+    UnknownAgent(String),
+}
+
+/// What to register and where.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// User-wide or project files.
+    pub scope: Scope,
+    /// Agents named with `--only`; `None` means every agent found on the machine.
+    pub only: Option<Vec<Agent>>,
+    /// Add the hooks that make reuse automatic.
+    pub hooks: bool,
+    /// The refrain command agents run (an absolute path to the binary, or `refrain`).
+    pub command: String,
+    /// The project root (project scope).
+    pub project: PathBuf,
+    /// The user's home directory.
+    pub home: PathBuf,
+}
+
+/// The edits that register refrain with the chosen agents.
+pub fn plan_install(opts: &Options) -> Result<Vec<FileEdit>, Error> {
+    let mut out = Vec::new();
+    for agent in agents_for(opts, true) {
+        for target in targets::files(agent, opts) {
+            if let Some(edit) = edit::install(&target, opts)? {
+                out.push(edit);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The edits that remove what `plan_install` added.
+pub fn plan_uninstall(opts: &Options) -> Result<Vec<FileEdit>, Error> {
+    let mut out = Vec::new();
+    for agent in agents_for(opts, false) {
+        for target in targets::files(agent, &Options { hooks: true, ..opts.clone() }) {
+            if let Some(edit) = edit::uninstall(&target)? {
+                out.push(edit);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The agents to act on: those named, else (for install) those present, else (uninstall) all.
+fn agents_for(opts: &Options, install: bool) -> Vec<Agent> {
+    match &opts.only {
+        Some(list) => list.clone(),
+        None if install => Agent::ALL.into_iter().filter(|a| a.present(&opts.home)).collect(),
+        None => Agent::ALL.to_vec(),
+    }
+}
+
+/// Parses `claude,codex,cursor`.
+pub fn parse_agents(list: &str) -> Result<Vec<Agent>, Error> {
+    list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(Agent::parse).collect()
+}
+
+/// The hook command line for one agent and event, quoting the binary path when needed.
+pub fn hook_command(command: &str, agent: &str, event: &str) -> String {
+    let safe = command.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@".contains(c));
+    if safe {
+        format!("{command} hook {agent} {event}")
+    } else {
+        format!("'{}' hook {agent} {event}", command.replace('\'', r"'\''"))
+    }
+}
+
+/// True when a hook command was written by refrain (any binary path, any event).
+pub fn is_refrain_hook(command: &str) -> bool {
+    let Some((bin, rest)) = command.rsplit_once(" hook ") else { return false };
+    let bin = bin.trim().trim_matches('\'');
+    let ours = bin == "refrain" || bin.ends_with("/refrain");
+    ours && matches!(rest.split_whitespace().next(), Some("claude" | "codex"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_commands_are_recognised_whatever_the_path() {
+        assert!(is_refrain_hook(&hook_command("/usr/local/bin/refrain", "claude", "Stop")));
+        assert!(is_refrain_hook(&hook_command("/home/a b/refrain", "codex", "Stop")));
+        assert!(!is_refrain_hook("/usr/bin/other hook claude Stop"));
+        assert!(!is_refrain_hook("refrain serve"));
+    }
+
+    #[test]
+    fn agent_lists_parse_and_reject_unknown_names() {
+        assert_eq!(parse_agents("claude, cursor").unwrap(), vec![Agent::Claude, Agent::Cursor]);
+        assert!(parse_agents("claude,vim").is_err());
+    }
+}

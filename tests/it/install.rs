@@ -1,0 +1,149 @@
+//! install.sh in a scratch HOME: dry run, install, a second install that changes nothing, and an
+//! uninstall that puts every file back byte for byte. Uses the test build (`--no-build`) and the
+//! provisioned model files (REFRAIN_MODEL_DIR), so it needs no network.
+
+use rstest::rstest;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const CLAUDE_JSON: &str =
+    "{\n    \"numStartups\": 3,\n    \"mcpServers\": {\n        \"other\": {\"command\": \"other-server\"}\n    }\n}\n";
+const CLAUDE_SETTINGS: &str = "{\"model\": \"opus\", \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\"}]}]}}";
+const CODEX_TOML: &str = "# my codex config\nmodel = \"o3\"  # keep me\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p)
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+struct Scratch {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        let project = tmp.path().join("proj");
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::fs::create_dir_all(home.join(".codex")).unwrap();
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        std::fs::write(home.join(".claude.json"), CLAUDE_JSON).unwrap();
+        std::fs::write(home.join(".claude/settings.json"), CLAUDE_SETTINGS).unwrap();
+        std::fs::write(home.join(".codex/config.toml"), CODEX_TOML).unwrap();
+        std::fs::write(project.join(".mcp.json"), "{\"mcpServers\": {\"db\": {\"command\": \"db-mcp\"}}}\n").unwrap();
+        Scratch { _tmp: tmp, home, project }
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+        let out = Command::new("bash")
+            .arg(script)
+            .args(args)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &self.home)
+            .env("REFRAIN_BIN_DIR", self.home.join("bin"))
+            .env("REFRAIN_HOME", self.home.join("data"))
+            .env("REFRAIN_MODEL_DIR", crate::support::model_dir())
+            .env("REFRAIN_BINARY", env!("CARGO_BIN_EXE_refrain"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "install.sh {args:?} failed:\n{text}");
+        text
+    }
+
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.home.join(rel)).unwrap_or_default()
+    }
+}
+
+#[rstest]
+#[case::user("user")]
+#[case::project("project")]
+fn install_sh_round_trip_leaves_every_file_as_it_was(#[case] scope: &str) {
+    let s = Scratch::new();
+    let all = |s: &Scratch| snapshot(s.home.parent().unwrap());
+    let original = all(&s);
+
+    let dry = s.run(&["--no-build", "--scope", scope, "--dry-run"]);
+    assert!(dry.contains("would"), "{dry}");
+    assert_eq!(all(&s), original, "a dry run changed files");
+
+    s.run(&["--no-build", "--scope", scope]);
+    let installed = all(&s);
+    assert!(s.home.join("bin/refrain").exists());
+    if scope == "user" {
+        let claude = s.read(".claude.json");
+        assert!(
+            claude.contains("\"refrain\"") && claude.contains("other-server") && claude.contains("numStartups"),
+            "{claude}"
+        );
+        let settings = s.read(".claude/settings.json");
+        assert!(
+            settings.contains("hook claude UserPromptSubmit") && settings.contains("notify-send done"),
+            "{settings}"
+        );
+        let codex = s.read(".codex/config.toml");
+        assert!(codex.starts_with(CODEX_TOML), "comments and other servers must survive:\n{codex}");
+        assert!(codex.contains("[mcp_servers.refrain]"));
+        assert!(s.read(".codex/hooks.json").contains("hook codex Stop"));
+        assert_eq!(s.read(".claude.json.refrain-backup"), CLAUDE_JSON);
+    } else {
+        let mcp = std::fs::read_to_string(s.project.join(".mcp.json")).unwrap();
+        assert!(mcp.contains("\"refrain\"") && mcp.contains("db-mcp"), "{mcp}");
+        assert!(s.project.join(".codex/config.toml").exists());
+        assert_eq!(s.read(".claude.json"), CLAUDE_JSON, "project scope must not touch user files");
+    }
+
+    let again = s.run(&["--no-build", "--scope", scope]);
+    assert!(again.contains("nothing to change"), "{again}");
+    assert_eq!(all(&s), installed, "a second install changed files");
+
+    s.run(&["--uninstall", "--scope", scope]);
+    assert_eq!(all(&s), original, "uninstall did not restore the original files");
+}
+
+#[test]
+fn manifests_match_what_install_writes_into_an_empty_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("p");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_refrain"))
+        .args(["install", "--scope", "project", "--only", "claude,codex,cursor", "--command", "refrain"])
+        .current_dir(&project)
+        .env("HOME", tmp.path())
+        .env_remove("REFRAIN_PROJECT")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let manifests = Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests");
+    for (written, kept) in [
+        (".mcp.json", "claude/.mcp.json"),
+        (".claude/settings.json", "claude/settings.json"),
+        (".codex/config.toml", "codex/config.toml"),
+        (".codex/hooks.json", "codex/hooks.json"),
+        (".cursor/mcp.json", "cursor/mcp.json"),
+    ] {
+        let got = std::fs::read_to_string(project.join(written)).unwrap();
+        let want = std::fs::read_to_string(manifests.join(kept)).unwrap();
+        assert_eq!(got, want, "manifests/{kept} is out of date");
+    }
+}

@@ -1,0 +1,13 @@
+//! refrain's one integration test binary: drives the real `refrain` binary the way agents do.
+
+// Test helpers outside #[test] functions may fail loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod results;
+mod http;
+mod prompt;
+mod python_sdk;
+mod hook;
+mod install;
+mod server;
+mod support;

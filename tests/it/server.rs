@@ -1,0 +1,245 @@
+//! The server as an agent meets it: initialize, the tool list, stats, bad input, several
+//! processes on one project, and an owner killed midway.
+
+use crate::support::{Env, Server, sigkill, text};
+use serde_json::{Value, json};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
+/// Waits until `cache_stats` reports the model as something other than `loading`.
+async fn model_state(s: &Server) -> Value {
+    for _ in 0..200 {
+        let stats = s.ok("cache_stats", json!({})).await;
+        if stats["model"]["state"] != "loading" {
+            return stats["model"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("model never finished loading");
+}
+
+#[tokio::test]
+async fn initialize_names_refrain_and_tells_the_agent_when_to_call_what() {
+    let env = Env::new();
+    let s = env.serve().await;
+    let info = s.client.peer_info().expect("server info");
+    let server = info.server_info.clone().expect("serverInfo");
+    assert_eq!(server.name, "refrain");
+    assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
+    let instructions = info.instructions.clone().unwrap_or_default();
+    assert!(instructions.contains("plan_lookup") && instructions.contains("response_cache_get"), "{instructions}");
+}
+
+#[tokio::test]
+async fn tool_list_is_identical_across_servers_and_annotated() {
+    let env = Env::new();
+    let a = env.serve().await;
+    let other = Env::new();
+    let b = other.serve().await;
+    let ta = a.client.list_all_tools().await.expect("list");
+    let tb = b.client.list_all_tools().await.expect("list");
+    let names = |t: &Vec<rmcp::model::Tool>| t.iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
+    assert_eq!(names(&ta), names(&tb));
+    assert_eq!(serde_json::to_string(&ta).unwrap(), serde_json::to_string(&tb).unwrap());
+    let stats = ta.iter().find(|t| t.name == "cache_stats").expect("cache_stats listed");
+    assert_eq!(stats.annotations.as_ref().and_then(|a| a.read_only_hint), Some(true));
+    assert!(stats.output_schema.is_some(), "cache_stats has an output schema");
+    let evict = ta.iter().find(|t| t.name == "cache_evict").expect("cache_evict listed");
+    assert_eq!(evict.annotations.as_ref().and_then(|a| a.read_only_hint), Some(false));
+}
+
+#[tokio::test]
+async fn cache_stats_reports_the_project_store_and_a_loaded_model() {
+    let env = Env::new();
+    let s = env.serve().await;
+    let stats = s.ok("cache_stats", json!({})).await;
+    assert_eq!(stats["project"], env.root().display().to_string());
+    assert!(stats["store_path"].as_str().unwrap().starts_with(&env.home.path().display().to_string()));
+    let model = model_state(&s).await;
+    assert_eq!(model["state"], "ready", "{model}");
+}
+
+#[tokio::test]
+async fn without_a_model_the_server_still_answers_and_says_why() {
+    let env = Env::without_model();
+    let s = env.serve().await;
+    let model = model_state(&s).await;
+    assert_eq!(model["state"], "unavailable");
+    assert!(model["detail"].as_str().unwrap().contains("install.sh"), "{model}");
+    let stats = s.ok("cache_stats", json!({})).await;
+    assert_eq!(stats["records"]["plans"], 0);
+}
+
+#[tokio::test]
+async fn unknown_tools_and_bad_arguments_get_clear_errors() {
+    let env = Env::new();
+    let s = env.serve().await;
+    let mut p = rmcp::model::CallToolRequestParams::new("no_such_tool");
+    p.arguments = Some(serde_json::Map::new());
+    let err = s.client.call_tool(p).await.expect_err("unknown tool must fail");
+    assert!(err.to_string().contains("tool not found"), "{err}");
+    let r = s.call("cache_evict", json!({"what": {"target": "everything_please"}})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("everything_please") || text(&r).contains("unknown variant"), "{}", text(&r));
+}
+
+/// A raw stdio session for byte-level checks.
+struct Raw {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+}
+
+impl Raw {
+    fn spawn(env: &Env) -> Raw {
+        let mut cmd = env.cmd(&["serve"]);
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        let mut child = cmd.spawn().expect("spawn");
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Raw { child, stdin, lines }
+    }
+
+    async fn send(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+    }
+
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+            .await
+            .expect("answer in time")
+            .unwrap()
+            .expect("a line");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"))
+    }
+}
+
+#[tokio::test]
+async fn malformed_json_gets_a_parse_error_and_the_session_goes_on() {
+    let env = Env::new();
+    let mut raw = Raw::spawn(&env);
+    raw.send("{this is not json").await;
+    let e = raw.recv().await;
+    assert_eq!(e["error"]["code"], -32700, "{e}");
+    raw.send(r#"{"id":3,"method":"x"}"#).await;
+    let e = raw.recv().await;
+    assert_eq!(e["error"]["code"], -32600, "{e}");
+    assert_eq!(e["id"], 3);
+    raw.send(INIT).await;
+    let init = raw.recv().await;
+    assert_eq!(init["result"]["serverInfo"]["name"], "refrain", "{init}");
+    let _ = raw.child.kill().await;
+}
+
+#[tokio::test]
+async fn oversized_messages_are_refused_with_the_limit_named() {
+    let env = Env::new();
+    let mut raw = {
+        let mut cmd = env.cmd(&["serve"]);
+        cmd.env("REFRAIN__SERVER__MAX_MESSAGE_BYTES", "4096");
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Raw { child, stdin, lines }
+    };
+    raw.send(INIT).await;
+    let _ = raw.recv().await;
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"cache_stats","arguments":{{"area":"{}"}}}}}}"#,
+        "x".repeat(10_000)
+    );
+    raw.send(&big).await;
+    let e = raw.recv().await;
+    assert_eq!(e["error"]["code"], -32600, "{e}");
+    assert!(e["error"]["message"].as_str().unwrap().contains("4096"), "{e}");
+    let _ = raw.child.kill().await;
+}
+
+#[tokio::test]
+async fn nothing_but_protocol_reaches_stdout() {
+    let env = Env::new();
+    let mut raw = Raw::spawn(&env);
+    raw.send(INIT).await;
+    let _ = raw.recv().await;
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"cache_stats","arguments":{}}}"#).await;
+    let r = raw.recv().await;
+    assert_eq!(r["id"], 2, "{r}");
+    drop(raw.stdin);
+    let mut rest = Vec::new();
+    while let Ok(Some(l)) = raw.lines.next_line().await {
+        rest.push(l);
+    }
+    for l in rest {
+        serde_json::from_str::<Value>(&l).unwrap_or_else(|e| panic!("stray stdout line {l:?}: {e}"));
+    }
+}
+
+#[tokio::test]
+async fn a_second_server_on_the_project_shares_the_store_and_survives_the_owner_dying() {
+    let env = Env::new();
+    let owner = env.serve().await;
+    let first = owner.ok("cache_stats", json!({})).await;
+    let follower = env.serve().await;
+    let seen = follower.ok("cache_stats", json!({})).await;
+    assert_eq!(first["store_path"], seen["store_path"]);
+    sigkill(owner.pid());
+    // The follower's next request re-establishes the link (taking over the store) and succeeds.
+    let after = follower.ok("cache_stats", json!({})).await;
+    assert_eq!(after["store_path"], first["store_path"]);
+    assert!(after["uptime_secs"].as_u64().unwrap() < 30);
+}
+
+#[tokio::test]
+async fn a_corrupt_store_is_reported_and_left_untouched() {
+    let env = Env::new();
+    let s = env.serve().await;
+    let store = s.ok("cache_stats", json!({})).await["store_path"].as_str().unwrap().to_string();
+    drop(s);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let conf = std::path::Path::new(&store).join("conf");
+    std::fs::write(&conf, b"\x00garbage that is not a sled config\xff").unwrap();
+    let before = std::fs::read(&conf).unwrap();
+    let out = env.cmd(&["serve"]).stdin(Stdio::null()).output().await.unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot be opened"), "{stderr}");
+    assert_eq!(std::fs::read(&conf).unwrap(), before, "the store files were changed");
+}
+
+#[tokio::test]
+async fn acknowledged_writes_survive_the_owner_being_killed_mid_burst() {
+    let env = Env::without_model();
+    let owner = env.serve().await;
+    owner.ok("cache_stats", json!({})).await;
+    let follower = env.serve().await;
+    let put = |i: usize| {
+        json!({"namespace": "crash", "tool": "WebFetch", "args": {"url": format!("https://example.com/{i}")},
+               "result": format!("page {i}"), "read_only": true})
+    };
+    let mut acknowledged = Vec::new();
+    for i in 0..60 {
+        if i == 25 {
+            sigkill(owner.pid());
+        }
+        let out = follower.ok("response_cache_put", put(i)).await;
+        assert_eq!(out["stored"], true, "{out}");
+        acknowledged.push(i);
+    }
+    drop(follower);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A fresh server (the next owner) finds every acknowledged write.
+    let fresh = env.serve().await;
+    for i in acknowledged {
+        let got = fresh
+            .ok("response_cache_get", json!({"namespace": "crash", "tool": "WebFetch", "args": {"url": format!("https://example.com/{i}")}}))
+            .await;
+        assert_eq!(got["status"], "hit", "write {i} was acknowledged but is gone: {got}");
+        assert_eq!(got["result"], format!("page {i}"));
+    }
+}

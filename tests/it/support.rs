@@ -1,0 +1,178 @@
+//! Shared test helpers: a scratch project and home, the provisioned model, and an MCP client
+//! talking to the real binary over stdio.
+
+#![allow(dead_code)]
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+use tempfile::TempDir;
+use tokio::process::{Child, Command};
+
+/// The binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_refrain")
+}
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The directory with the real embedding model and ONNX runtime, provisioned once by
+/// `install.sh --model-only` when no provisioned copy exists.
+pub fn model_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        if let Ok(d) = std::env::var("REFRAIN_TEST_MODEL_DIR") {
+            return PathBuf::from(d);
+        }
+        let home = repo().join("target").join("test-home");
+        let dir = home.join("models");
+        if !dir.join("all-MiniLM-L6-v2-int8").join("model.onnx").exists() {
+            std::fs::create_dir_all(&home).expect("test home");
+            let lock = std::fs::File::create(home.join("provision.lock")).expect("lock file");
+            lock.lock().expect("lock");
+            if !dir.join("all-MiniLM-L6-v2-int8").join("model.onnx").exists() {
+                let status = std::process::Command::new("bash")
+                    .arg(repo().join("install.sh"))
+                    .arg("--model-only")
+                    .env("REFRAIN_HOME", &home)
+                    .status()
+                    .expect("run install.sh --model-only");
+                assert!(status.success(), "install.sh --model-only failed: the tests need the embedding model");
+            }
+        }
+        dir
+    })
+    .clone()
+}
+
+/// A scratch project directory and refrain home.
+pub struct Env {
+    /// refrain's data home.
+    pub home: TempDir,
+    /// The project root.
+    pub project: TempDir,
+    /// Model directory given to the server (the real model unless replaced).
+    pub models: PathBuf,
+}
+
+impl Env {
+    /// A fresh project and home with the real model.
+    pub fn new() -> Env {
+        Env { home: TempDir::new().expect("home"), project: TempDir::new().expect("project"), models: model_dir() }
+    }
+
+    /// A fresh project and home with no model available.
+    pub fn without_model() -> Env {
+        let mut env = Env::new();
+        env.models = env.home.path().join("no-models-here");
+        env
+    }
+
+    /// The project root (canonical).
+    pub fn root(&self) -> PathBuf {
+        self.project.path().canonicalize().expect("canonical project")
+    }
+
+    /// A `refrain` command with this env's home, model and project.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.args(args)
+            .arg("--project")
+            .arg(self.project.path())
+            .env("REFRAIN_HOME", self.home.path())
+            .env("REFRAIN_MODEL_DIR", &self.models)
+            .env_remove("REFRAIN_PROJECT")
+            .env("REFRAIN_LOG", "info")
+            .kill_on_drop(true);
+        c
+    }
+
+    /// Spawns `refrain serve` over stdio and connects an MCP client.
+    pub async fn serve(&self) -> Server {
+        Server::spawn(self.cmd(&["serve"])).await
+    }
+}
+
+/// A running server process and the rmcp client connected to it.
+pub struct Server {
+    /// The process.
+    pub child: Child,
+    /// The MCP client.
+    pub client: RunningService<RoleClient, ()>,
+}
+
+impl Server {
+    /// Spawns a configured command and initializes MCP over its stdio.
+    pub async fn spawn(mut cmd: Command) -> Server {
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        let mut child = cmd.spawn().expect("spawn refrain");
+        let out = child.stdout.take().expect("stdout");
+        let inp = child.stdin.take().expect("stdin");
+        let client = ().serve((out, inp)).await.expect("initialize");
+        Server { child, client }
+    }
+
+    /// Calls a tool and returns the raw result.
+    pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let args = match args {
+            Value::Object(m) => Some(m),
+            Value::Null => None,
+            other => panic!("arguments must be an object, got {other}"),
+        };
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = args;
+        self.client.call_tool(params).await.unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"))
+    }
+
+    /// Calls a tool that must succeed; returns its structured output.
+    pub async fn ok(&self, tool: &str, args: Value) -> Value {
+        let r = self.call(tool, args).await;
+        assert_ne!(r.is_error, Some(true), "{tool} returned an error: {}", text(&r));
+        r.structured_content.clone().unwrap_or_else(|| panic!("{tool} returned no structured content: {}", text(&r)))
+    }
+
+    /// Calls a tool that must fail with an agent-fixable error; returns the error text.
+    pub async fn err(&self, tool: &str, args: Value) -> String {
+        let r = self.call(tool, args).await;
+        assert_eq!(r.is_error, Some(true), "{tool} was expected to fail: {}", text(&r));
+        text(&r)
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("pid")
+    }
+}
+
+/// The text content of a tool result.
+pub fn text(r: &CallToolResult) -> String {
+    r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+}
+
+/// Kills a process with SIGKILL.
+pub fn sigkill(pid: u32) {
+    let _ = std::process::Command::new("kill").arg("-9").arg(pid.to_string()).status();
+}
+
+/// Writes a file under a directory, creating parents.
+pub fn write(dir: &Path, rel: &str, body: &str) -> PathBuf {
+    let p = dir.join(rel);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(&p, body).expect("write");
+    p
+}
+
+/// Installs the TLS crypto provider HTTP clients in tests need (refrain builds reqwest without a
+/// default provider; loopback tests use plain HTTP, but the client still asks for one).
+pub fn tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
