@@ -52,27 +52,12 @@ pub enum Scenario {
 pub fn run(global: &GlobalArgs, scenario: Scenario) -> anyhow::Result<ExitCode> {
     match scenario {
         Scenario::Clinc { data } => clinc(&data),
-        Scenario::Plans {
-            sizes,
-            no_model,
-            verbose,
-        } => {
+        Scenario::Plans { sizes, no_model, verbose } => {
             let (_, sourced) = super::resolve(global, None)?;
-            let model_dir = sourced
-                .config
-                .model
-                .dir
-                .clone()
-                .unwrap_or_else(|| sourced.config.home().join("models"));
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()?;
+            let model_dir = sourced.config.model.dir.clone().unwrap_or_else(|| sourced.config.home().join("models"));
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             for size in sizes {
-                runtime.block_on(plans(
-                    size,
-                    (!no_model).then_some(model_dir.clone()),
-                    verbose,
-                ))?;
+                runtime.block_on(plans(size, (!no_model).then_some(model_dir.clone()), verbose))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -97,22 +82,10 @@ async fn plans(size: usize, model_dir: Option<PathBuf>, verbose: bool) -> anyhow
     let root = root.canonicalize()?;
     let fillers = size.saturating_sub(FAMILIES.len());
     let started = Instant::now();
-    preload(
-        &Project::at(root.clone(), &home),
-        fillers,
-        model_dir.as_deref(),
-    )?;
-    eprintln!(
-        "size {size}: preloaded {fillers} filler plans in {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
+    preload(&Project::at(root.clone(), &home), fillers, model_dir.as_deref())?;
+    eprintln!("size {size}: preloaded {fillers} filler plans in {:.1}s", started.elapsed().as_secs_f64());
     let mut cmd = tokio::process::Command::new(std::env::current_exe()?);
-    cmd.arg("serve")
-        .arg("--project")
-        .arg(&root)
-        .arg("--home")
-        .arg(&home)
-        .env("REFRAIN_LOG", "warn");
+    cmd.arg("serve").arg("--project").arg(&root).arg("--home").arg(&home).env("REFRAIN_LOG", "warn");
     match &model_dir {
         Some(m) => cmd.arg("--model-dir").arg(m),
         None => cmd.env("REFRAIN__MODEL__ENABLED", "false"),
@@ -122,36 +95,20 @@ async fn plans(size: usize, model_dir: Option<PathBuf>, verbose: bool) -> anyhow
         let args = args.as_object().cloned().unwrap_or_default();
         let client = &client;
         async move {
-            let r = client
-                .call_tool(CallToolRequestParams::new(name).with_arguments(args))
-                .await?;
-            anyhow::Ok((
-                r.is_error == Some(true),
-                r.structured_content.unwrap_or(Value::Null),
-            ))
+            let r = client.call_tool(CallToolRequestParams::new(name).with_arguments(args)).await?;
+            anyhow::Ok((r.is_error == Some(true), r.structured_content.unwrap_or(Value::Null)))
         }
     };
     let mut ids = HashMap::new();
     for f in FAMILIES {
         let task = render(f.seed, &f.values(0));
-        let (err, out) = call(
-            "plan_store",
-            json!({"task": task, "template": f.template()}),
-        )
-        .await?;
+        let (err, out) = call("plan_store", json!({"task": task, "template": f.template()})).await?;
         anyhow::ensure!(!err, "storing {} failed: {out}", f.name);
-        ids.insert(
-            out["plan_id"].as_str().unwrap_or_default().to_string(),
-            f.name,
-        );
+        ids.insert(out["plan_id"].as_str().unwrap_or_default().to_string(), f.name);
     }
     // Warm up: the index rebuild and the model load finish before timing.
     for _ in 0..3 {
-        call(
-            "plan_lookup",
-            json!({"task": "add a `--warm` flag to src/warm.rs"}),
-        )
-        .await?;
+        call("plan_lookup", json!({"task": "add a `--warm` flag to src/warm.rs"})).await?;
     }
     let mut t = Tally::default();
     for f in FAMILIES {
@@ -164,28 +121,18 @@ async fn plans(size: usize, model_dir: Option<PathBuf>, verbose: bool) -> anyhow
             t.para += 1;
             if out["status"] == "hit" {
                 t.hits += 1;
-                let served = ids
-                    .get(out["hit"]["plan_id"].as_str().unwrap_or_default())
-                    .copied();
-                let slots_ok = values
-                    .iter()
-                    .all(|(k, v)| out["hit"]["values"][k].as_str() == Some(v.as_str()));
+                let served = ids.get(out["hit"]["plan_id"].as_str().unwrap_or_default()).copied();
+                let slots_ok = values.iter().all(|(k, v)| out["hit"]["values"][k].as_str() == Some(v.as_str()));
                 if served == Some(f.name) && slots_ok {
                     t.correct += 1;
                 } else {
                     t.wrong_plan += usize::from(served != Some(f.name));
                     if verbose {
-                        eprintln!(
-                            "BAD HIT {} [{task}] -> {:?} {}",
-                            f.name, served, out["hit"]["values"]
-                        );
+                        eprintln!("BAD HIT {} [{task}] -> {:?} {}", f.name, served, out["hit"]["values"]);
                     }
                 }
             } else if verbose {
-                eprintln!(
-                    "MISS {} [{task}] {} / {}",
-                    f.name, out["key"]["action"], out["key"]["kind"]
-                );
+                eprintln!("MISS {} [{task}] {} / {}", f.name, out["key"]["action"], out["key"]["kind"]);
             }
         }
         for (i, n) in f.negatives.iter().enumerate() {
@@ -211,12 +158,7 @@ async fn plans(size: usize, model_dir: Option<PathBuf>, verbose: bool) -> anyhow
 
 fn report(size: usize, model: bool, t: &mut Tally) -> anyhow::Result<()> {
     t.latencies.sort_by(f64::total_cmp);
-    let pct = |p: f64| {
-        t.latencies
-            .get(((t.latencies.len() as f64 - 1.0) * p).round() as usize)
-            .copied()
-            .unwrap_or(0.0)
-    };
+    let pct = |p: f64| t.latencies.get(((t.latencies.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
     let line = json!({
         "plans": size, "model": model, "families": FAMILIES.len(),
         "paraphrases": t.para, "hits": t.hits, "hit_rate": t.hits as f64 / t.para.max(1) as f64,
@@ -232,42 +174,28 @@ fn report(size: usize, model: bool, t: &mut Tally) -> anyhow::Result<()> {
 fn preload(project: &Project, n: usize, model_dir: Option<&Path>) -> anyhow::Result<()> {
     project.prepare()?;
     let store = Store::open(&project.db_dir())?;
-    let model = model_dir
-        .map(|d| FastEmbedder::load(&ModelFiles::under(d), 2, 256))
-        .transpose()?;
+    let model = model_dir.map(|d| FastEmbedder::load(&ModelFiles::under(d), 2, 256)).transpose()?;
     let index = VectorIndex::default();
     for chunk in (0..n).collect::<Vec<_>>().chunks(256) {
         let items: Vec<(String, _)> = chunk.iter().map(|&i| filler(i)).collect();
         let vectors = match &model {
-            Some(m) => m
-                .embed(&items.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>())?
-                .into_iter()
-                .map(Some)
-                .collect(),
+            Some(m) => {
+                m.embed(&items.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>())?.into_iter().map(Some).collect()
+            }
             None => vec![None; items.len()],
         };
         for ((task, template), v) in items.into_iter().zip(vectors) {
             let norm = normalise(&task);
             let key = IntentKey::of(&norm);
             let id = plan_id(&key.bucket, &template);
-            let vector = v
-                .map(|v| index.insert(&store, library::SCOPE, id.as_bytes(), v))
-                .transpose()?;
+            let vector = v.map(|v| index.insert(&store, library::SCOPE, id.as_bytes(), v)).transpose()?;
             let plan = StoredPlan {
                 id,
                 key,
-                versions: Versions {
-                    plan: "1".into(),
-                    normaliser: crate::plan::NORMALISER_VERSION,
-                    extractor: None,
-                },
+                versions: Versions { plan: "1".into(), normaliser: crate::plan::NORMALISER_VERSION, extractor: None },
                 template,
                 skeleton: norm.skeleton,
-                provenance: Provenance {
-                    source: "bench-filler".into(),
-                    task,
-                    confidence: None,
-                },
+                provenance: Provenance { source: "bench-filler".into(), task, confidence: None },
                 stored_at: 0,
                 last_hit_at: None,
                 counters: Counters::default(),

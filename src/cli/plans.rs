@@ -69,9 +69,7 @@ enum PlansCommand {
 pub fn run(global: &GlobalArgs, args: PlansArgs) -> anyhow::Result<ExitCode> {
     let (project, sourced) = super::resolve(global, None)?;
     super::init_logging(&sourced.config);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let code = runtime.block_on(async move {
         let link = Link::open(project, sourced.config).await?;
         command(&link, args.command).await
@@ -97,11 +95,7 @@ async fn command(link: &Arc<Link>, cmd: PlansCommand) -> anyhow::Result<ExitCode
                     c["hits"],
                     c["successes"],
                     c["failures"],
-                    if p["quarantined"].is_null() {
-                        ""
-                    } else {
-                        " QUARANTINED"
-                    },
+                    if p["quarantined"].is_null() { "" } else { " QUARANTINED" },
                     p["provenance"]["task"].as_str().unwrap_or_default()
                 )?;
             }
@@ -113,13 +107,7 @@ async fn command(link: &Arc<Link>, cmd: PlansCommand) -> anyhow::Result<ExitCode
                 None => anyhow::bail!("no plan with id {id}"),
             }
         }
-        PlansCommand::Evict {
-            id,
-            bucket,
-            plan_version,
-            normaliser,
-            extractor,
-        } => {
+        PlansCommand::Evict { id, bucket, plan_version, normaliser, extractor } => {
             let what = match (id, bucket) {
                 (Some(id), _) => json!({"target": "plan", "plan_id": id}),
                 (None, Some(b)) => json!({"target": "plan_bucket", "bucket": b}),
@@ -157,10 +145,8 @@ async fn command(link: &Arc<Link>, cmd: PlansCommand) -> anyhow::Result<ExitCode
                 if line.trim().is_empty() {
                     continue;
                 }
-                let p: Value = serde_json::from_str(&line)
-                    .map_err(|e| anyhow::anyhow!("line {}: {e}", n + 1))?;
-                let args =
-                    json!({"task": p["task"], "template": p["template"], "source": "import"});
+                let p: Value = serde_json::from_str(&line).map_err(|e| anyhow::anyhow!("line {}: {e}", n + 1))?;
+                let args = json!({"task": p["task"], "template": p["template"], "source": "import"});
                 match call(link, "plan_store", args).await {
                     Ok(_) => stored += 1,
                     Err(e) => {
@@ -188,17 +174,11 @@ pub async fn call(link: &Arc<Link>, tool: &'static str, args: Value) -> anyhow::
         .call_tool(CallToolRequestParams::new(tool).with_arguments(args), None)
         .await
         .map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    let CallToolResponse::Complete(result) = response else {
-        anyhow::bail!("{tool} did not complete")
-    };
+    let CallToolResponse::Complete(result) = response else { anyhow::bail!("{tool} did not complete") };
     if result.is_error == Some(true) {
         let v = serde_json::to_value(&result.content)?;
-        let text: Vec<String> = v
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c["text"].as_str().map(String::from))
-            .collect();
+        let text: Vec<String> =
+            v.as_array().into_iter().flatten().filter_map(|c| c["text"].as_str().map(String::from)).collect();
         anyhow::bail!("{}", text.join(" "));
     }
     Ok(result.structured_content.unwrap_or(Value::Null))

@@ -916,19 +916,12 @@ fn pool(kind: &str) -> &'static [&'static str] {
             "normalize_path",
         ],
         "pkg" => &[
-            "serde", "tokio", "reqwest", "clap", "anyhow", "regex", "lodash", "express",
-            "requests", "numpy", "axum", "rand",
+            "serde", "tokio", "reqwest", "clap", "anyhow", "regex", "lodash", "express", "requests", "numpy", "axum",
+            "rand",
         ],
-        "ver" => &[
-            "1.0.200", "1.41.0", "0.12.4", "4.5.1", "2.0.0", "3.1.7", "0.9.3", "5.2.0", "1.7.12",
-            "0.3.5",
-        ],
-        "num" => &[
-            "30", "8080", "5", "100", "250", "3", "60", "1024", "15", "7",
-        ],
-        "issue" | "pr" => &[
-            "42", "118", "7", "905", "1337", "64", "211", "3002", "12", "88",
-        ],
+        "ver" => &["1.0.200", "1.41.0", "0.12.4", "4.5.1", "2.0.0", "3.1.7", "0.9.3", "5.2.0", "1.7.12", "0.3.5"],
+        "num" => &["30", "8080", "5", "100", "250", "3", "60", "1024", "15", "7"],
+        "issue" | "pr" => &["42", "118", "7", "905", "1337", "64", "211", "3002", "12", "88"],
         "url" => &[
             "https://api.example.com/v1/users",
             "https://docs.example.org/spec.json",
@@ -949,14 +942,7 @@ fn pool(kind: &str) -> &'static [&'static str] {
             "/admin/stats",
             "Contributing",
         ],
-        "date" => &[
-            "2024-05-01",
-            "2025-01-15",
-            "2023-11-30",
-            "2026-02-28",
-            "2024-12-24",
-            "2025-07-04",
-        ],
+        "date" => &["2024-05-01", "2025-01-15", "2023-11-30", "2026-02-28", "2024-12-24", "2025-07-04"],
         _ => &["x"],
     }
 }
@@ -991,10 +977,7 @@ impl Family {
             .enumerate()
             .map(|(j, s)| {
                 let p = pool(s.trim_end_matches('2'));
-                (
-                    s.to_string(),
-                    p[(i * 7 + j * 3 + self.name.len()) % p.len()].to_string(),
-                )
+                (s.to_string(), p[(i * 7 + j * 3 + self.name.len()) % p.len()].to_string())
             })
             .collect()
     }
@@ -1018,40 +1001,22 @@ impl Family {
                 role: s.ends_with('2').then_some(Role::To),
             })
             .collect();
-        let step =
-            |tool: &str, op: &str, inputs: Value, outputs: &[&str], fx: bool, fam: &str| Step {
-                tool: tool.into(),
-                op: Some(op.into()),
-                inputs,
-                outputs: outputs.iter().map(|o| o.to_string()).collect(),
-                side_effect: fx,
-                family: Some(fam.into()),
-            };
+        let step = |tool: &str, op: &str, inputs: Value, outputs: &[&str], fx: bool, fam: &str| Step {
+            tool: tool.into(),
+            op: Some(op.into()),
+            inputs,
+            outputs: outputs.iter().map(|o| o.to_string()).collect(),
+            side_effect: fx,
+            family: Some(fam.into()),
+        };
         PlanTemplate {
             steps: vec![
                 step("Grep", "locate", all.clone(), &["locations"], false, "fs"),
-                step(
-                    "Edit",
-                    self.name,
-                    json!({"targets": all, "at": "{{outputs.locations}}"}),
-                    &["diff"],
-                    true,
-                    "fs",
-                ),
-                step(
-                    "Bash",
-                    "test",
-                    json!({"cmd": "run the project's tests"}),
-                    &["report"],
-                    false,
-                    "shell",
-                ),
+                step("Edit", self.name, json!({"targets": all, "at": "{{outputs.locations}}"}), &["diff"], true, "fs"),
+                step("Bash", "test", json!({"cmd": "run the project's tests"}), &["report"], false, "shell"),
             ],
             slots,
-            outputs: vec![super::template::OutputField {
-                name: "diff".into(),
-                optional: false,
-            }],
+            outputs: vec![super::template::OutputField { name: "diff".into(), optional: false }],
             description: Some(self.name.to_string()),
             version: "1".into(),
         }
@@ -1082,15 +1047,14 @@ pub fn render(text: &str, values: &BTreeMap<String, String>) -> String {
 /// with the families' wording.
 pub fn filler(i: usize) -> (String, PlanTemplate) {
     let verbs = [
-        "add", "remove", "rename", "update", "refactor", "document", "explain", "fix", "test",
-        "review", "move", "optimise",
+        "add", "remove", "rename", "update", "refactor", "document", "explain", "fix", "test", "review", "move",
+        "optimise",
     ];
     let nouns = [
-        "widget",
         "handler",
         "middleware",
         "model",
-        "schema",
+        "secret",
         "event",
         "hook",
         "metric",
@@ -1098,6 +1062,7 @@ pub fn filler(i: usize) -> (String, PlanTemplate) {
         "import",
         "license",
         "translation",
+        "service",
     ];
     let task = format!(
         "{} the {} `filler_{i}` in src/gen/m{}.rs",
@@ -1166,26 +1131,15 @@ mod tests {
         for f in FAMILIES {
             let n = normalise(&render(f.seed, &f.values(0)));
             assert_ne!(n.action, "none", "{}", f.name);
-            assert!(
-                crate::plan::validate::check_template(&f.template()).is_ok(),
-                "{}",
-                f.name
-            );
+            assert!(crate::plan::validate::check_template(&f.template()).is_ok(), "{}", f.name);
         }
     }
 
     #[test]
     fn seeds_of_different_families_mostly_get_different_keys() {
-        let keys: std::collections::BTreeSet<String> = FAMILIES
-            .iter()
-            .map(|f| IntentKey::of(&normalise(&render(f.seed, &f.values(0)))).bucket)
-            .collect();
-        assert!(
-            keys.len() + 5 >= FAMILIES.len(),
-            "{} buckets for {} families",
-            keys.len(),
-            FAMILIES.len()
-        );
+        let keys: std::collections::BTreeSet<String> =
+            FAMILIES.iter().map(|f| IntentKey::of(&normalise(&render(f.seed, &f.values(0)))).bucket).collect();
+        assert!(keys.len() + 5 >= FAMILIES.len(), "{} buckets for {} families", keys.len(), FAMILIES.len());
     }
 }
 
@@ -1230,7 +1184,9 @@ mod offline {
         let mut judged: Vec<_> = plans
             .iter()
             .filter(|(_, p)| buckets.contains(&p.key.bucket))
-            .map(|(name, p)| (*name, judge(p.clone(), &n, &key, &serde_json::Map::new(), &RuntimeCaps::default(), None, 0.0)))
+            .map(|(name, p)| {
+                (*name, judge(p.clone(), &n, &key, &serde_json::Map::new(), &RuntimeCaps::default(), None, 0.0))
+            })
             .collect();
         judged.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
         judged.into_iter().find(|j| j.1.failed.is_none()).and_then(|(name, j)| j.filled.map(|f| (name, f.values)))
@@ -1249,7 +1205,8 @@ mod offline {
                 match serve(&plans, &task) {
                     Some((name, got)) => {
                         hits += 1;
-                        let ok = name == f.name && values.iter().all(|(k, v)| got.get(k).and_then(Value::as_str) == Some(v.as_str()));
+                        let ok = name == f.name
+                            && values.iter().all(|(k, v)| got.get(k).and_then(Value::as_str) == Some(v.as_str()));
                         correct += usize::from(ok);
                         if !ok && verbose {
                             eprintln!("BAD {} [{task}] -> {name} {got:?}", f.name);
@@ -1261,7 +1218,21 @@ mod offline {
                         let why: Vec<_> = plans
                             .iter()
                             .filter(|(_, p)| key.lookup_buckets().contains(&p.key.bucket))
-                            .map(|(name, p)| (*name, judge(p.clone(), &n, &key, &serde_json::Map::new(), &RuntimeCaps::default(), None, 0.0).failed))
+                            .map(|(name, p)| {
+                                (
+                                    *name,
+                                    judge(
+                                        p.clone(),
+                                        &n,
+                                        &key,
+                                        &serde_json::Map::new(),
+                                        &RuntimeCaps::default(),
+                                        None,
+                                        0.0,
+                                    )
+                                    .failed,
+                                )
+                            })
                             .collect();
                         eprintln!("MISS {} [{task}] {} {} {:?} {why:?}", f.name, n.action, n.kind, n.params);
                     }

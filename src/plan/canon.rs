@@ -69,18 +69,10 @@ fn cache_key(cfg: &LlmConfig, task: &str) -> Vec<u8> {
 
 /// The canonical actions and kinds the canonicaliser may answer with.
 pub fn vocabulary() -> (Vec<&'static str>, Vec<&'static str>) {
-    let mut actions: Vec<&str> = lexicon::VERBS
-        .iter()
-        .chain(lexicon::PHRASES)
-        .map(|(_, a)| *a)
-        .collect();
+    let mut actions: Vec<&str> = lexicon::VERBS.iter().chain(lexicon::PHRASES).map(|(_, a)| *a).collect();
     actions.sort();
     actions.dedup();
-    let mut kinds: Vec<&str> = lexicon::KINDS
-        .iter()
-        .map(|(_, k)| *k)
-        .chain(["symbol", "url", "none"])
-        .collect();
+    let mut kinds: Vec<&str> = lexicon::KINDS.iter().map(|(_, k)| *k).chain(["symbol", "url", "none"]).collect();
     kinds.sort();
     kinds.dedup();
     (actions, kinds)
@@ -90,11 +82,7 @@ pub fn vocabulary() -> (Vec<&'static str>, Vec<&'static str>) {
 pub async fn ask(cfg: &LlmConfig, task: &str) -> Result<Answer, String> {
     let base = cfg.base_url.clone().ok_or("llm.base_url is not set")?;
     let model = cfg.model.clone().ok_or("llm.model is not set")?;
-    let key = cfg
-        .api_key_env
-        .as_deref()
-        .and_then(|v| std::env::var(v).ok())
-        .unwrap_or_else(|| "none".into());
+    let key = cfg.api_key_env.as_deref().and_then(|v| std::env::var(v).ok()).unwrap_or_else(|| "none".into());
     // reqwest is built without a default TLS provider; it needs one even for plain http.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let (actions, kinds) = vocabulary();
@@ -105,28 +93,21 @@ pub async fn ask(cfg: &LlmConfig, task: &str) -> Result<Answer, String> {
         actions.join(", "),
         kinds.join(", ")
     );
-    let request: async_openai::types::chat::CreateChatCompletionRequest =
-        serde_json::from_value(serde_json::json!({
-            "model": model,
-            "temperature": 0,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": task}],
-        }))
-        .map_err(|e| e.to_string())?;
+    let request: async_openai::types::chat::CreateChatCompletionRequest = serde_json::from_value(serde_json::json!({
+        "model": model,
+        "temperature": 0,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": task}],
+    }))
+    .map_err(|e| e.to_string())?;
     let client = async_openai::Client::with_config(
-        async_openai::config::OpenAIConfig::new()
-            .with_api_base(base)
-            .with_api_key(key),
+        async_openai::config::OpenAIConfig::new().with_api_base(base).with_api_key(key),
     );
     let timeout = Duration::from_millis(cfg.timeout_ms.max(1));
     let response = tokio::time::timeout(timeout, client.chat().create(request))
         .await
         .map_err(|_| format!("no answer within {} ms", cfg.timeout_ms))?
         .map_err(|e| e.to_string())?;
-    let content = response
-        .choices
-        .into_iter()
-        .find_map(|c| c.message.content)
-        .ok_or("the answer has no content")?;
+    let content = response.choices.into_iter().find_map(|c| c.message.content).ok_or("the answer has no content")?;
     parse(&content, &actions, &kinds)
 }
 
@@ -134,17 +115,10 @@ pub async fn ask(cfg: &LlmConfig, task: &str) -> Result<Answer, String> {
 fn parse(content: &str, actions: &[&str], kinds: &[&str]) -> Result<Answer, String> {
     let start = content.find('{').ok_or("no JSON object in the answer")?;
     let end = content.rfind('}').ok_or("no JSON object in the answer")?;
-    let a: Answer = serde_json::from_str(content.get(start..=end).unwrap_or_default())
-        .map_err(|e| e.to_string())?;
-    let a = Answer {
-        action: a.action.trim().to_lowercase(),
-        kind: a.kind.trim().to_lowercase(),
-    };
+    let a: Answer = serde_json::from_str(content.get(start..=end).unwrap_or_default()).map_err(|e| e.to_string())?;
+    let a = Answer { action: a.action.trim().to_lowercase(), kind: a.kind.trim().to_lowercase() };
     if !actions.contains(&a.action.as_str()) || !kinds.contains(&a.kind.as_str()) {
-        return Err(format!(
-            "answer outside the vocabulary: {} / {}",
-            a.action, a.kind
-        ));
+        return Err(format!("answer outside the vocabulary: {} / {}", a.action, a.kind));
     }
     Ok(a)
 }

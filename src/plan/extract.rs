@@ -65,14 +65,8 @@ pub fn extract(task: &str, trace: &Trace) -> Result<Extracted, String> {
     let mut cands = candidates(&trace.context, &parsed);
     let mut order: Vec<usize> = (0..cands.len()).collect();
     order.sort_by(|a, b| cands[*b].value.len().cmp(&cands[*a].value.len()));
-    let steps: Vec<Step> = trace
-        .steps
-        .iter()
-        .map(|s| Step {
-            inputs: generalise(&s.inputs, &mut cands, &order),
-            ..s.clone()
-        })
-        .collect();
+    let steps: Vec<Step> =
+        trace.steps.iter().map(|s| Step { inputs: generalise(&s.inputs, &mut cands, &order), ..s.clone() }).collect();
     let used: Vec<&Candidate> = cands.iter().filter(|c| c.uses > 0).collect();
     if used.is_empty() {
         return Err("nothing generalises: none of the context values or values in the task appear in the steps".into());
@@ -84,11 +78,7 @@ pub fn extract(task: &str, trace: &Trace) -> Result<Extracted, String> {
         task_values.iter().filter(|c| c.uses > 0).count() as f32 / task_values.len() as f32
     };
     if confidence < MIN_CONFIDENCE {
-        let missing: Vec<&str> = task_values
-            .iter()
-            .filter(|c| c.uses == 0)
-            .map(|c| c.value.as_str())
-            .collect();
+        let missing: Vec<&str> = task_values.iter().filter(|c| c.uses == 0).map(|c| c.value.as_str()).collect();
         return Err(format!(
             "low confidence ({confidence:.2}): the steps do not use {} from the task, so the plan may not fit other values",
             missing.join(", ")
@@ -99,19 +89,8 @@ pub fn extract(task: &str, trace: &Trace) -> Result<Extracted, String> {
         if slots.iter().any(|s| s.name == c.slot) {
             continue;
         }
-        let kind = if c.path.is_empty() {
-            c.kind
-        } else {
-            ParamKind::Any
-        };
-        slots.push(Slot {
-            name: c.slot.clone(),
-            kind,
-            required: true,
-            default: None,
-            transform: None,
-            role: c.role,
-        });
+        let kind = if c.path.is_empty() { c.kind } else { ParamKind::Any };
+        slots.push(Slot { name: c.slot.clone(), kind, required: true, default: None, transform: None, role: c.role });
     }
     let template = PlanTemplate {
         steps,
@@ -120,11 +99,7 @@ pub fn extract(task: &str, trace: &Trace) -> Result<Extracted, String> {
         description: Some(task.to_string()),
         version: "1".into(),
     };
-    Ok(Extracted {
-        template,
-        confidence,
-        version: EXTRACTOR_VERSION,
-    })
+    Ok(Extracted { template, confidence, version: EXTRACTOR_VERSION })
 }
 
 /// Context values (one level of nesting) and the task's parsed values, named by type.
@@ -137,29 +112,12 @@ fn candidates(context: &Map<String, Value>, parsed: &[params::Param]) -> Vec<Can
     };
     for (name, v) in context {
         let leaves: Vec<(String, String)> = match v {
-            Value::Object(o) => o
-                .iter()
-                .filter_map(|(k, x)| scalar(x).map(|s| (format!(".{k}"), s)))
-                .collect(),
-            other => scalar(other)
-                .map(|s| vec![(String::new(), s)])
-                .unwrap_or_default(),
+            Value::Object(o) => o.iter().filter_map(|(k, x)| scalar(x).map(|s| (format!(".{k}"), s))).collect(),
+            other => scalar(other).map(|s| vec![(String::new(), s)]).unwrap_or_default(),
         };
         for (path, value) in leaves {
-            let kind = parsed
-                .iter()
-                .find(|p| p.value == value)
-                .map(|p| p.kind)
-                .unwrap_or_else(|| shape(&value));
-            out.push(Candidate {
-                slot: name.clone(),
-                path,
-                value,
-                kind,
-                role: None,
-                from_task: false,
-                uses: 0,
-            });
+            let kind = parsed.iter().find(|p| p.value == value).map(|p| p.kind).unwrap_or_else(|| shape(&value));
+            out.push(Candidate { slot: name.clone(), path, value, kind, role: None, from_task: false, uses: 0 });
         }
     }
     let mut seen: BTreeMap<ParamKind, usize> = BTreeMap::new();
@@ -171,11 +129,7 @@ fn candidates(context: &Map<String, Value>, parsed: &[params::Param]) -> Vec<Can
             c.from_task = true;
             continue;
         }
-        let slot = if *n == 1 {
-            p.kind.name().to_string()
-        } else {
-            format!("{}_{n}", p.kind.name())
-        };
+        let slot = if *n == 1 { p.kind.name().to_string() } else { format!("{}_{n}", p.kind.name()) };
         let role = if repeated(p.kind) { p.role } else { None };
         out.push(Candidate {
             slot,
@@ -193,40 +147,27 @@ fn candidates(context: &Map<String, Value>, parsed: &[params::Param]) -> Vec<Can
 
 /// The most specific type a bare value fits.
 fn shape(v: &str) -> ParamKind {
-    [
-        ParamKind::Url,
-        ParamKind::Flag,
-        ParamKind::Date,
-        ParamKind::Version,
-        ParamKind::Number,
-    ]
-    .into_iter()
-    .find(|k| k.accepts(v))
-    .unwrap_or_else(|| {
-        if v.contains('/')
-            || params::extract(v)
-                .0
-                .first()
-                .is_some_and(|p| p.kind == ParamKind::Path && p.value == v)
-        {
-            ParamKind::Path
-        } else if ParamKind::Identifier.accepts(v) {
-            ParamKind::Identifier
-        } else {
-            ParamKind::String
-        }
-    })
+    [ParamKind::Url, ParamKind::Flag, ParamKind::Date, ParamKind::Version, ParamKind::Number]
+        .into_iter()
+        .find(|k| k.accepts(v))
+        .unwrap_or_else(|| {
+            if v.contains('/')
+                || params::extract(v).0.first().is_some_and(|p| p.kind == ParamKind::Path && p.value == v)
+            {
+                ParamKind::Path
+            } else if ParamKind::Identifier.accepts(v) {
+                ParamKind::Identifier
+            } else {
+                ParamKind::String
+            }
+        })
 }
 
 fn generalise(v: &Value, cands: &mut [Candidate], order: &[usize]) -> Value {
     match v {
         Value::String(s) => Value::String(replace_values(s, cands, order)),
         Value::Array(a) => Value::Array(a.iter().map(|x| generalise(x, cands, order)).collect()),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, x)| (k.clone(), generalise(x, cands, order)))
-                .collect(),
-        ),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), generalise(x, cands, order))).collect()),
         other => other.clone(),
     }
 }
@@ -301,14 +242,8 @@ mod tests {
         let e = extract("add a `--verbose` flag to src/main.rs", &t).unwrap();
         let names: Vec<&str> = e.template.slots.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, vec!["file", "flag"]);
-        assert_eq!(
-            e.template.steps[0].inputs,
-            json!({"path": "{{params.file}}"})
-        );
-        assert_eq!(
-            e.template.steps[2].inputs,
-            json!({"cmd": "cargo run -- {{params.flag}}"})
-        );
+        assert_eq!(e.template.steps[0].inputs, json!({"path": "{{params.file}}"}));
+        assert_eq!(e.template.steps[2].inputs, json!({"cmd": "cargo run -- {{params.flag}}"}));
         assert_eq!(e.confidence, 1.0);
     }
 

@@ -63,15 +63,13 @@ pub fn fill(template: &PlanTemplate, context: &Map<String, Value>, params: &[Par
     // Slots with a role claim matching values first, then the rest take values in order.
     for pass in [true, false] {
         for slot in &template.slots {
-            if values.contains_key(&slot.name)
-                || slot.kind == ParamKind::Any
-                || (pass && slot.role.is_none())
-            {
+            if values.contains_key(&slot.name) || slot.kind == ParamKind::Any || (pass && slot.role.is_none()) {
                 continue;
             }
-            let pick = params.iter().enumerate().find(|(i, p)| {
-                !used.contains(i) && p.kind == slot.kind && (!pass || p.role == slot.role)
-            });
+            let pick = params
+                .iter()
+                .enumerate()
+                .find(|(i, p)| !used.contains(i) && p.kind == slot.kind && (!pass || p.role == slot.role));
             if let Some((i, p)) = pick {
                 used.insert(i);
                 values.insert(slot.name.clone(), Value::String(p.value.clone()));
@@ -96,20 +94,8 @@ pub fn fill(template: &PlanTemplate, context: &Map<String, Value>, params: &[Par
             values.insert(slot.name.clone(), Value::String(out));
         }
     }
-    let steps = template
-        .steps
-        .iter()
-        .map(|s| Step {
-            inputs: hydrate(&s.inputs, &values),
-            ..s.clone()
-        })
-        .collect();
-    Filled {
-        values,
-        sources,
-        missing,
-        steps,
-    }
+    let steps = template.steps.iter().map(|s| Step { inputs: hydrate(&s.inputs, &values), ..s.clone() }).collect();
+    Filled { values, sources, missing, steps }
 }
 
 /// Replaces `{{params...}}` in every string of a JSON value. A string that is exactly one
@@ -118,11 +104,7 @@ pub fn hydrate(v: &Value, values: &BTreeMap<String, Value>) -> Value {
     match v {
         Value::String(s) => hydrate_str(s, values),
         Value::Array(a) => Value::Array(a.iter().map(|x| hydrate(x, values)).collect()),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, x)| (k.clone(), hydrate(x, values)))
-                .collect(),
-        ),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), hydrate(x, values))).collect()),
         other => other.clone(),
     }
 }
@@ -190,32 +172,12 @@ mod tests {
     use serde_json::json;
 
     fn slot(name: &str, kind: ParamKind) -> Slot {
-        Slot {
-            name: name.into(),
-            kind,
-            required: true,
-            default: None,
-            transform: None,
-            role: None,
-        }
+        Slot { name: name.into(), kind, required: true, default: None, transform: None, role: None }
     }
 
     fn template(slots: Vec<Slot>, inputs: Value) -> PlanTemplate {
-        let step = Step {
-            tool: "Edit".into(),
-            op: None,
-            inputs,
-            outputs: vec![],
-            side_effect: true,
-            family: None,
-        };
-        PlanTemplate {
-            steps: vec![step],
-            slots,
-            outputs: vec![],
-            description: None,
-            version: "1".into(),
-        }
+        let step = Step { tool: "Edit".into(), op: None, inputs, outputs: vec![], side_effect: true, family: None };
+        PlanTemplate { steps: vec![step], slots, outputs: vec![], description: None, version: "1".into() }
     }
 
     #[test]
@@ -223,15 +185,10 @@ mod tests {
         let mut s3 = slot("mode", ParamKind::String);
         s3.default = Some(json!("fast"));
         let t = template(
-            vec![
-                slot("flag", ParamKind::Flag),
-                slot("path", ParamKind::Path),
-                s3,
-            ],
+            vec![slot("flag", ParamKind::Flag), slot("path", ParamKind::Path), s3],
             json!({"f": "{{params.path}}"}),
         );
-        let ctx: Map<String, Value> =
-            serde_json::from_value(json!({"path": "src/ctx.rs"})).unwrap();
+        let ctx: Map<String, Value> = serde_json::from_value(json!({"path": "src/ctx.rs"})).unwrap();
         let f = fill(&t, &ctx, &extract("add --verbose to src/main.rs").0);
         assert_eq!(f.values["path"], json!("src/ctx.rs"));
         assert_eq!(f.values["flag"], json!("--verbose"));
@@ -244,10 +201,7 @@ mod tests {
     fn roles_put_old_and_new_names_in_place() {
         let mut new = slot("new", ParamKind::Identifier);
         new.role = Some(crate::plan::params::Role::To);
-        let t = template(
-            vec![slot("old", ParamKind::Identifier), new],
-            json!("{{params.old}} -> {{params.new}}"),
-        );
+        let t = template(vec![slot("old", ParamKind::Identifier), new], json!("{{params.old}} -> {{params.new}}"));
         let f = fill(&t, &Map::new(), &extract("rename to `b` the symbol `a`").0);
         assert_eq!(f.steps[0].inputs, json!("a -> b"));
     }
@@ -262,21 +216,14 @@ mod tests {
             vec![s, n],
             json!({"port": "{{params.cfg.port}}", "fn": "fn {{params.name}}()", "o": "{{outputs.diff}}"}),
         );
-        let ctx: Map<String, Value> =
-            serde_json::from_value(json!({"cfg": {"port": 8080}})).unwrap();
+        let ctx: Map<String, Value> = serde_json::from_value(json!({"cfg": {"port": 8080}})).unwrap();
         let f = fill(&t, &ctx, &extract("add `parseArgs`").0);
-        assert_eq!(
-            f.steps[0].inputs,
-            json!({"port": 8080, "fn": "fn parse_args()", "o": "{{outputs.diff}}"})
-        );
+        assert_eq!(f.steps[0].inputs, json!({"port": 8080, "fn": "fn parse_args()", "o": "{{outputs.diff}}"}));
     }
 
     #[test]
     fn missing_required_values_are_listed() {
-        let t = template(
-            vec![slot("flag", ParamKind::Flag), slot("path", ParamKind::Path)],
-            json!("x"),
-        );
+        let t = template(vec![slot("flag", ParamKind::Flag), slot("path", ParamKind::Path)], json!("x"));
         let f = fill(&t, &Map::new(), &extract("add a flag to src/main.rs").0);
         assert_eq!(f.missing, vec!["flag".to_string()]);
     }

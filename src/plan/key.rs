@@ -22,11 +22,7 @@ pub struct IntentKey {
 impl IntentKey {
     /// The key of an (action, kind) pair.
     pub fn new(action: &str, kind: &str) -> IntentKey {
-        IntentKey {
-            action: action.to_string(),
-            kind: kind.to_string(),
-            bucket: bucket(action, kind),
-        }
+        IntentKey { action: action.to_string(), kind: kind.to_string(), bucket: bucket(action, kind) }
     }
 
     /// The key of a normalised task.
@@ -47,8 +43,7 @@ impl IntentKey {
     /// same kind or one of its generic/specific relatives.
     pub fn compatible(&self, other: &IntentKey) -> bool {
         self.action == other.action
-            && (self.kind == other.kind
-                || super::lexicon::related_kinds(&self.kind).contains(&other.kind.as_str()))
+            && (self.kind == other.kind || super::lexicon::related_kinds(&self.kind).contains(&other.kind.as_str()))
     }
 }
 
@@ -70,14 +65,8 @@ mod tests {
     }
 
     #[rstest]
-    #[case(
-        "bump serde to 1.0.200 in Cargo.toml",
-        "bump tokio to 1.41 in crates/x/Cargo.toml"
-    )]
-    #[case(
-        "add a flag `--verbose` to src/main.rs",
-        "add the --quiet flag to src/cli.rs"
-    )]
+    #[case("bump serde to 1.0.200 in Cargo.toml", "bump tokio to 1.41 in crates/x/Cargo.toml")]
+    #[case("add a flag `--verbose` to src/main.rs", "add the --quiet flag to src/cli.rs")]
     #[case("rename `a` to `b`", "please rename `parse` to `parse_all`")]
     #[case("fix issue #12", "resolve issue #340")]
     fn same_structure_other_values_share_a_key(#[case] a: &str, #[case] b: &str) {
@@ -86,10 +75,7 @@ mod tests {
 
     #[rstest]
     #[case("bump serde to 1.0.200 in Cargo.toml", "remove tokio")]
-    #[case(
-        "add a flag `--verbose` to src/main.rs",
-        "remove the flag `--verbose` from src/main.rs"
-    )]
+    #[case("add a flag `--verbose` to src/main.rs", "remove the flag `--verbose` from src/main.rs")]
     #[case("add a flag `--verbose`", "add a test for `--verbose`")]
     #[case("enable the `--fast` flag", "disable the `--fast` flag")]
     #[case("bump serde to 1.0.200", "downgrade serde to 1.0.100")]

@@ -205,10 +205,9 @@ pub const NOUN_VERBS: &[&str] = &[
 
 /// Words skipped at the start of a request before looking for the action.
 pub const POLITE: &[&str] = &[
-    "please", "pls", "can", "could", "would", "will", "you", "we", "i", "need", "needs", "want",
-    "wanna", "to", "let's", "lets", "let", "us", "should", "must", "go", "ahead", "and", "kindly",
-    "now", "then", "quickly", "just", "also", "help", "me", "try", "like", "hey", "ok", "okay",
-    "so", "'d", "i'd", "we'd", "you'd", "it's", "time",
+    "please", "pls", "can", "could", "would", "will", "you", "we", "i", "need", "needs", "want", "wanna", "to",
+    "let's", "lets", "let", "us", "should", "must", "go", "ahead", "and", "kindly", "now", "then", "quickly", "just",
+    "also", "help", "me", "try", "like", "hey", "ok", "okay", "so", "'d", "i'd", "we'd", "you'd", "it's", "time",
 ];
 
 /// Nouns (singular) -> target kind. Plurals are handled by the normaliser.
@@ -359,25 +358,21 @@ pub const GENERIC: &[(&str, &[&str])] =
 
 /// Words ignored when comparing the wording of two tasks.
 pub const STOPWORDS: &[&str] = &[
-    "a", "an", "the", "to", "of", "in", "on", "for", "and", "or", "with", "that", "this", "it",
-    "its", "is", "be", "so", "as", "at", "by", "from", "into", "our", "my", "your", "new",
-    "please", "can", "you", "we", "i", "me", "should", "would", "could", "need", "needs", "some",
-    "up", "there", "which", "called", "named", "inside", "under", "within", "also", "then", "just",
-    "now", "all", "any", "make", "sure", "let's", "lets", "us", "will", "when", "where", "how",
+    "a", "an", "the", "to", "of", "in", "on", "for", "and", "or", "with", "that", "this", "it", "its", "is", "be",
+    "so", "as", "at", "by", "from", "into", "our", "my", "your", "new", "please", "can", "you", "we", "i", "me",
+    "should", "would", "could", "need", "needs", "some", "up", "there", "which", "called", "named", "inside", "under",
+    "within", "also", "then", "just", "now", "all", "any", "make", "sure", "let's", "lets", "us", "will", "when",
+    "where", "how",
 ];
 
 /// The canonical action for a (lowercase) word, trying its inflections.
 pub fn verb(word: &str) -> Option<&'static str> {
-    lemma_candidates(word)
-        .into_iter()
-        .find_map(|w| VERBS.iter().find(|(v, _)| *v == w).map(|(_, a)| *a))
+    lemma_candidates(word).into_iter().find_map(|w| VERBS.iter().find(|(v, _)| *v == w).map(|(_, a)| *a))
 }
 
 /// Whether a word (any inflection) is a verb that is also a common noun.
 pub fn is_noun_verb(word: &str) -> bool {
-    lemma_candidates(word)
-        .into_iter()
-        .any(|w| NOUN_VERBS.contains(&w.as_str()))
+    lemma_candidates(word).into_iter().any(|w| NOUN_VERBS.contains(&w.as_str()))
 }
 
 /// The target kind for a (lowercase) noun, singular or plural.
@@ -392,9 +387,7 @@ pub fn kind(word: &str) -> Option<&'static str> {
     if let Some(s) = word.strip_suffix('s') {
         cands.push(s.to_string());
     }
-    cands
-        .into_iter()
-        .find_map(|w| KINDS.iter().find(|(n, _)| *n == w).map(|(_, k)| *k))
+    cands.into_iter().find_map(|w| KINDS.iter().find(|(n, _)| *n == w).map(|(_, k)| *k))
 }
 
 /// The specific kinds a generic kind covers, or the generic kind a specific one belongs to.

@@ -53,11 +53,7 @@ pub fn get(store: &Store, id: &str) -> Result<Option<Record>, Error> {
 /// Writes a plan and its bucket entry (buffered).
 pub fn put(store: &Store, rec: &Record) -> Result<(), Error> {
     store.put(trees::PLANS, rec.plan.id.as_bytes(), rec)?;
-    store.put(
-        trees::PLAN_BUCKETS,
-        &bucket_key(&rec.plan.key.bucket, &rec.plan.id),
-        &(),
-    )?;
+    store.put(trees::PLAN_BUCKETS, &bucket_key(&rec.plan.key.bucket, &rec.plan.id), &())?;
     Ok(())
 }
 
@@ -75,11 +71,7 @@ pub fn bucket(store: &Store, bucket: &str) -> Result<Vec<Record>, Error> {
 }
 
 /// Every plan matching `keep`, in id order, at most `limit`.
-pub fn list(
-    store: &Store,
-    limit: usize,
-    mut keep: impl FnMut(&StoredPlan) -> bool,
-) -> Result<Vec<Record>, Error> {
+pub fn list(store: &Store, limit: usize, mut keep: impl FnMut(&StoredPlan) -> bool) -> Result<Vec<Record>, Error> {
     let mut out = Vec::new();
     store.for_each(trees::PLANS, |_, rec: Record| {
         if keep(&rec.plan) {
@@ -104,23 +96,13 @@ pub fn remove(store: &Store, index: Option<&VectorIndex>, id: &str) -> Result<bo
 }
 
 /// Evicts plans; returns the ids removed.
-pub fn evict(
-    store: &Store,
-    index: Option<&VectorIndex>,
-    what: &Eviction,
-) -> Result<Vec<String>, Error> {
+pub fn evict(store: &Store, index: Option<&VectorIndex>, what: &Eviction) -> Result<Vec<String>, Error> {
     let ids: Vec<String> = match what {
         Eviction::Plan(id) => vec![id.clone()],
         Eviction::Bucket(b) => bucket(store, b)?.into_iter().map(|r| r.plan.id).collect(),
-        Eviction::Version {
-            plan,
-            normaliser,
-            extractor,
-        } => {
+        Eviction::Version { plan, normaliser, extractor } => {
             if plan.is_none() && normaliser.is_none() && extractor.is_none() {
-                return Err(Error::Invalid(
-                    "name at least one of plan, normaliser or extractor version".into(),
-                ));
+                return Err(Error::Invalid("name at least one of plan, normaliser or extractor version".into()));
             }
             list(store, usize::MAX, |p| {
                 plan.as_ref().is_none_or(|v| *v == p.versions.plan)

@@ -60,9 +60,6 @@ pub enum Error {
 impl Error {
     /// Whether the caller can fix it (as opposed to an infrastructure failure).
     pub fn is_caller_fixable(&self) -> bool {
-        matches!(
-            self,
-            Error::Invalid(_) | Error::KeyMismatch { .. } | Error::Refused(_) | Error::NotFound(_)
-        )
+        matches!(self, Error::Invalid(_) | Error::KeyMismatch { .. } | Error::Refused(_) | Error::NotFound(_))
     }
 }

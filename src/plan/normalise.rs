@@ -33,9 +33,7 @@ pub fn normalise(task: &str) -> Normalised {
     let (params, masked) = params::extract(task);
     let lower = masked.to_lowercase();
     let words: Vec<String> = lower
-        .split(|c: char| {
-            c.is_whitespace() || matches!(c, ',' | ';' | ':' | '!' | '?' | '(' | ')' | '"' | '.')
-        })
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':' | '!' | '?' | '(' | ')' | '"' | '.'))
         .map(|w| w.trim_matches(|c: char| c == '\'' || c == '`' || c == '*'))
         .filter(|w| !w.is_empty())
         .map(str::to_string)
@@ -98,23 +96,17 @@ pub fn normalise(task: &str) -> Normalised {
         action = "document";
         primary = kinds.iter().find(|k| *k != "docs").cloned();
     }
-    let kind = primary
-        .or_else(|| kinds.first().cloned())
-        .unwrap_or_else(|| NONE.to_string());
+    let kind = primary.or_else(|| kinds.first().cloned()).unwrap_or_else(|| NONE.to_string());
     kinds.sort();
-    Normalised {
-        action: action.to_string(),
-        kind,
-        kinds,
-        params,
-        skeleton,
-    }
+    Normalised { action: action.to_string(), kind, kinds, params, skeleton }
 }
 
 /// The first action in the words: a phrase or verb anywhere, except noun-like verbs, which count
 /// only as the first word after polite prefixes. Returns (action, position, words consumed).
 fn find_action(words: &[String]) -> (&'static str, Option<usize>, usize) {
-    let skip = |from: usize| words.iter().skip(from).position(|w| !lexicon::POLITE.contains(&w.as_str())).map_or(words.len(), |p| p + from);
+    let skip = |from: usize| {
+        words.iter().skip(from).position(|w| !lexicon::POLITE.contains(&w.as_str())).map_or(words.len(), |p| p + from)
+    };
     let mut start = skip(0);
     // "In <path>, add ...": a leading location does not take the sentence-start slot.
     if words.get(start).is_some_and(|w| matches!(w.as_str(), "in" | "inside" | "within" | "for" | "at" | "on"))
@@ -125,8 +117,7 @@ fn find_action(words: &[String]) -> (&'static str, Option<usize>, usize) {
     for i in start..words.len() {
         for (phrase, action) in lexicon::PHRASES {
             let parts: Vec<&str> = phrase.split(' ').collect();
-            if words.len() >= i + parts.len() && parts.iter().zip(&words[i..]).all(|(p, w)| p == w)
-            {
+            if words.len() >= i + parts.len() && parts.iter().zip(&words[i..]).all(|(p, w)| p == w) {
                 return (action, Some(i), parts.len());
             }
         }
@@ -136,12 +127,10 @@ fn find_action(words: &[String]) -> (&'static str, Option<usize>, usize) {
         }
         if w == "make" || w == "get" {
             let window = &words[i + 1..words.len().min(i + 8)];
-            if window.iter().any(|x| {
-                matches!(
-                    x.as_str(),
-                    "pass" | "work" | "green" | "compile" | "compiles" | "passing"
-                )
-            }) {
+            if window
+                .iter()
+                .any(|x| matches!(x.as_str(), "pass" | "work" | "green" | "compile" | "compiles" | "passing"))
+            {
                 return ("fix", Some(i), 1);
             }
             continue;
@@ -152,12 +141,7 @@ fn find_action(words: &[String]) -> (&'static str, Option<usize>, usize) {
             return (action, Some(i), 1);
         }
     }
-    if words.get(start).is_some_and(|w| {
-        matches!(
-            w.as_str(),
-            "what" | "how" | "why" | "where" | "which" | "who"
-        )
-    }) {
+    if words.get(start).is_some_and(|w| matches!(w.as_str(), "what" | "how" | "why" | "where" | "which" | "who")) {
         return ("explain", None, 0);
     }
     (NONE, None, 0)
@@ -165,11 +149,7 @@ fn find_action(words: &[String]) -> (&'static str, Option<usize>, usize) {
 
 /// "should be renamed", "needs to be updated": a noun-like verb after a modal still is the action.
 fn follows_modal(words: &[String], i: usize) -> bool {
-    i >= 1
-        && matches!(
-            words[i - 1].as_str(),
-            "be" | "to" | "been" | "please" | "and" | "then"
-        )
+    i >= 1 && matches!(words[i - 1].as_str(), "be" | "to" | "been" | "please" | "and" | "then")
 }
 
 /// The kind at position `i`: a masked value, a two-word kind, or a one-word kind.
@@ -229,24 +209,14 @@ mod tests {
     #[case("implement a `x` subcommand in src/cli.rs", "add", "command")]
     fn actions_and_kinds(#[case] task: &str, #[case] action: &str, #[case] kind: &str) {
         let n = normalise(task);
-        assert_eq!(
-            (n.action.as_str(), n.kind.as_str()),
-            (action, kind),
-            "{task}: {n:?}"
-        );
+        assert_eq!((n.action.as_str(), n.kind.as_str()), (action, kind), "{task}: {n:?}");
     }
 
     #[test]
     fn skeleton_masks_values_and_canonicalises_words() {
         let n = normalise("Bump serde to 1.0.200 in Cargo.toml");
         assert!(n.skeleton.contains(&"@update".to_string()));
-        assert!(
-            !n.skeleton
-                .iter()
-                .any(|w| w.contains("serde") || w.contains("1.0")),
-            "{:?}",
-            n.skeleton
-        );
+        assert!(!n.skeleton.iter().any(|w| w.contains("serde") || w.contains("1.0")), "{:?}", n.skeleton);
     }
 
     #[test]

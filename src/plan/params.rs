@@ -10,9 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::LazyLock;
 
 /// The type of an extracted value (also the type a template slot declares).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ParamKind {
     /// A file or directory path.
@@ -118,9 +116,8 @@ pub struct Param {
 
 macro_rules! re {
     ($name:ident, $pat:expr) => {
-        static $name: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new($pat).unwrap_or_else(|_| Regex::new("$^").unwrap_or_else(|_| unreachable!()))
-        });
+        static $name: LazyLock<Regex> =
+            LazyLock::new(|| Regex::new($pat).unwrap_or_else(|_| Regex::new("$^").unwrap_or_else(|_| unreachable!())));
     };
 }
 
@@ -128,19 +125,10 @@ re!(URL_RE, r#"https?://[^\s<>`"')\]]+"#);
 re!(BACKTICK_RE, r"`([^`\n]+)`");
 re!(DQUOTE_RE, r#""([^"\n]+)""#);
 re!(SQUOTE_RE, r"(?:^|\s)'([^'\n]+)'(?:$|[\s.,;:!?])");
-re!(
-    PR_RE,
-    r"(?i)\b(?:pr|pull request|merge request|mr)\s*#?\s*(\d+)\b"
-);
-re!(
-    ISSUE_RE,
-    r"(?i)(?:\b(?:issue|ticket|bug)\s*#?\s*(\d+)\b|#(\d+)\b)"
-);
+re!(PR_RE, r"(?i)\b(?:pr|pull request|merge request|mr)\s*#?\s*(\d+)\b");
+re!(ISSUE_RE, r"(?i)(?:\b(?:issue|ticket|bug)\s*#?\s*(\d+)\b|#(\d+)\b)");
 re!(DATE_RE, r"\b(\d{4}-\d{2}-\d{2})\b");
-re!(
-    VERSION_RE,
-    r"(?:^|[\s@=(])(v?\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?)\b"
-);
+re!(VERSION_RE, r"(?:^|[\s@=(])(v?\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?)\b");
 re!(FLAG_RE, r"(?:^|[\s(\[])(--?[A-Za-z][A-Za-z0-9-]*)(?:=\S+)?");
 re!(
     PATH_RE,
@@ -149,28 +137,19 @@ re!(
 re!(NUMBER_RE, r"(?:^|[\s(=])(\d+(?:\.\d+)?)\b");
 re!(IDENT_RE, r"^[A-Za-z_][A-Za-z0-9_:.<>!?-]*(?:\(\))?$");
 re!(FLAG_ONLY_RE, r"^--?[A-Za-z][A-Za-z0-9-]*(?:=\S+)?$");
-re!(
-    VERSION_ONLY_RE,
-    r"^[v^~=<>]*\d+(?:\.\d+){0,3}(?:-[0-9A-Za-z.]+)?$"
-);
+re!(VERSION_ONLY_RE, r"^[v^~=<>]*\d+(?:\.\d+){0,3}(?:-[0-9A-Za-z.]+)?$");
 re!(DATE_ONLY_RE, r"^\d{4}-\d{2}-\d{2}$");
 re!(PACKAGE_ONLY_RE, r"^@?[A-Za-z0-9][A-Za-z0-9_.@/-]*$");
 re!(
     PACKAGE_AFTER_VERB_RE,
     r"(?i)\b(?:bump|bumping|raise|raising|upgrade|upgrading|update|updating|downgrade|downgrading|pin|pinning|add|adding|remove|removing|drop|dropping|install|installing|uninstall|uninstalling|delete|deleting|replace|replacing)\s+(?:the\s+)?(?:(?:dependency|dep|crate|package|library|gem|module)\s+)?(@?[a-z][a-z0-9_.@/-]*)"
 );
-re!(
-    PACKAGE_BEFORE_NOUN_RE,
-    r"(?i)\b(@?[a-z][a-z0-9_.@/-]*)\s+(?:dependency|dep|crate|package|library|gem)\b"
-);
+re!(PACKAGE_BEFORE_NOUN_RE, r"(?i)\b(@?[a-z][a-z0-9_.@/-]*)\s+(?:dependency|dep|crate|package|library|gem)\b");
 re!(
     DEP_WORD_RE,
     r"(?i)\b(?:dependency|dependencies|dep|deps|crate|crates|package|packages|library|libraries|gem|gems)\b"
 );
-re!(
-    INSTALL_RE,
-    r"(?i)\b(?:install|uninstall|bump|upgrade|downgrade|pin)\w*\b"
-);
+re!(INSTALL_RE, r"(?i)\b(?:install|uninstall|bump|upgrade|downgrade|pin)\w*\b");
 
 /// Words that are never package names.
 const NOT_PACKAGES: &[&str] = &[
@@ -242,36 +221,18 @@ pub fn extract(text: &str) -> (Vec<Param>, String) {
     };
     for m in URL_RE.find_iter(text) {
         let v = m.as_str().trim_end_matches(['.', ',', ';', ':']);
-        take(
-            &mut found,
-            m.start(),
-            m.start() + v.len(),
-            ParamKind::Url,
-            v,
-        );
+        take(&mut found, m.start(), m.start() + v.len(), ParamKind::Url, v);
     }
     for c in BACKTICK_RE.captures_iter(text) {
         let (Some(all), Some(inner)) = (c.get(0), c.get(1)) else {
             continue;
         };
-        take(
-            &mut found,
-            all.start(),
-            all.end(),
-            classify_code(inner.as_str()),
-            inner.as_str(),
-        );
+        take(&mut found, all.start(), all.end(), classify_code(inner.as_str()), inner.as_str());
     }
     for re in [&*DQUOTE_RE, &*SQUOTE_RE] {
         for c in re.captures_iter(text) {
             let Some(inner) = c.get(1) else { continue };
-            take(
-                &mut found,
-                inner.start() - 1,
-                inner.end() + 1,
-                ParamKind::String,
-                inner.as_str(),
-            );
+            take(&mut found, inner.start() - 1, inner.end() + 1, ParamKind::String, inner.as_str());
         }
     }
     for (re, kind) in [(&*PR_RE, ParamKind::Pr), (&*ISSUE_RE, ParamKind::Issue)] {
@@ -291,11 +252,7 @@ pub fn extract(text: &str) -> (Vec<Param>, String) {
     ] {
         for c in re.captures_iter(text) {
             let Some(g) = c.get(1) else { continue };
-            let v = if kind == ParamKind::Path {
-                g.as_str().trim_end_matches(['.', ','])
-            } else {
-                g.as_str()
-            };
+            let v = if kind == ParamKind::Path { g.as_str().trim_end_matches(['.', ',']) } else { g.as_str() };
             if kind == ParamKind::Path && (v == "/" || v.is_empty()) {
                 continue;
             }
@@ -322,11 +279,7 @@ type Found = Vec<(usize, usize, ParamKind, String)>;
 
 /// Package names: after a dependency verb (when the text speaks of dependencies, a version, or
 /// the verb is install/bump/upgrade), or right before "crate"/"package"/"dependency".
-fn packages(
-    text: &str,
-    found: &mut Found,
-    take: &mut impl FnMut(&mut Found, usize, usize, ParamKind, &str),
-) {
+fn packages(text: &str, found: &mut Found, take: &mut impl FnMut(&mut Found, usize, usize, ParamKind, &str)) {
     let versioned = found.iter().any(|f| f.2 == ParamKind::Version);
     // Judge the wording without the values already found ("crates/core/x.rs" is not about crates).
     let mut bare = text.as_bytes().to_vec();
@@ -349,13 +302,7 @@ fn packages(
             {
                 continue;
             }
-            take(
-                found,
-                g.start(),
-                g.start() + word.len(),
-                ParamKind::Package,
-                word,
-            );
+            take(found, g.start(), g.start() + word.len(), ParamKind::Package, word);
         }
     }
 }
@@ -400,11 +347,7 @@ mod tests {
     use rstest::rstest;
 
     fn kinds(text: &str) -> Vec<(ParamKind, String)> {
-        extract(text)
-            .0
-            .into_iter()
-            .map(|p| (p.kind, p.value))
-            .collect()
+        extract(text).0.into_iter().map(|p| (p.kind, p.value)).collect()
     }
 
     #[rstest]
@@ -421,8 +364,7 @@ mod tests {
     #[case("add logging to the server", vec![])]
     #[case("move `src/a.rs` to src/b/", vec![(ParamKind::Path, "src/a.rs"), (ParamKind::Path, "src/b/")])]
     fn values_are_typed(#[case] text: &str, #[case] want: Vec<(ParamKind, &str)>) {
-        let want: Vec<(ParamKind, String)> =
-            want.into_iter().map(|(k, v)| (k, v.to_string())).collect();
+        let want: Vec<(ParamKind, String)> = want.into_iter().map(|(k, v)| (k, v.to_string())).collect();
         assert_eq!(kinds(text), want, "{text}");
     }
 

@@ -54,65 +54,31 @@ pub fn judge(
     let filled = fill(&plan.template, context, &task.params);
     let stages = validate(&plan.template, &filled, caps);
     let structure = structure(&plan, task, &filled, &stages);
-    let score =
-        (MEANING_WEIGHT * meaning + (1.0 - MEANING_WEIGHT) * structure) * library::demotion(&plan);
+    let score = (MEANING_WEIGHT * meaning + (1.0 - MEANING_WEIGHT) * structure) * library::demotion(&plan);
     let failed = if let Some(why) = &plan.quarantined {
         Some(("quarantined".to_string(), why.clone()))
     } else if plan.key.action != key.action {
-        Some((
-            "action".to_string(),
-            format!(
-                "the plan is for `{}`, the task is `{}`",
-                plan.key.action, key.action
-            ),
-        ))
+        Some(("action".to_string(), format!("the plan is for `{}`, the task is `{}`", plan.key.action, key.action)))
     } else if !key.compatible(&plan.key) {
-        Some((
-            "target_kind".to_string(),
-            format!(
-                "the plan acts on a {}, the task on a {}",
-                plan.key.kind, key.kind
-            ),
-        ))
+        Some(("target_kind".to_string(), format!("the plan acts on a {}, the task on a {}", plan.key.kind, key.kind)))
     } else if let Some(f) = first_failure(&stages) {
         Some((f.stage.to_string(), f.detail.clone().unwrap_or_default()))
     } else if score < threshold {
-        Some((
-            "threshold".to_string(),
-            format!("score {score:.3} is below plans.hit_threshold {threshold:.3}"),
-        ))
+        Some(("threshold".to_string(), format!("score {score:.3} is below plans.hit_threshold {threshold:.3}")))
     } else {
         None
     };
-    Judged {
-        plan,
-        score,
-        meaning,
-        structure,
-        semantic: cosine.is_some(),
-        failed,
-        filled: Some(filled),
-        stages,
-    }
+    Judged { plan, score, meaning, structure, semantic: cosine.is_some(), failed, filled: Some(filled), stages }
 }
 
 /// Structure score in [0, 1]: 0.35 required slots resolved, 0.25 tool families available,
 /// 0.20 value types agree, 0.20 side effects permitted.
 fn structure(plan: &StoredPlan, task: &Normalised, filled: &Filled, stages: &[StageResult]) -> f32 {
     let required = plan.template.slots.iter().filter(|s| s.required).count();
-    let resolved = if required == 0 {
-        1.0
-    } else {
-        1.0 - filled.missing.len() as f32 / required as f32
-    };
+    let resolved = if required == 0 { 1.0 } else { 1.0 - filled.missing.len() as f32 / required as f32 };
     let passed = |name: &str| stages.iter().find(|s| s.stage == name).is_none_or(|s| s.ok);
-    let slot_kinds: BTreeSet<ParamKind> = plan
-        .template
-        .slots
-        .iter()
-        .map(|s| s.kind)
-        .filter(|k| *k != ParamKind::Any)
-        .collect();
+    let slot_kinds: BTreeSet<ParamKind> =
+        plan.template.slots.iter().map(|s| s.kind).filter(|k| *k != ParamKind::Any).collect();
     let task_kinds: BTreeSet<ParamKind> = task.params.iter().map(|p| p.kind).collect();
     let types = jaccard(&slot_kinds, &task_kinds);
     0.35 * resolved
@@ -123,11 +89,7 @@ fn structure(plan: &StoredPlan, task: &Normalised, filled: &Filled, stages: &[St
 
 fn jaccard<T: Ord>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> f32 {
     let union = a.union(b).count();
-    if union == 0 {
-        1.0
-    } else {
-        a.intersection(b).count() as f32 / union as f32
-    }
+    if union == 0 { 1.0 } else { a.intersection(b).count() as f32 / union as f32 }
 }
 
 /// Wording overlap of two skeletons (Jaccard over their word sets).
@@ -146,10 +108,8 @@ mod tests {
 
     fn plan(task: &str, slots: Vec<(&str, ParamKind)>) -> StoredPlan {
         let n = normalise(task);
-        let inputs: Map<String, Value> = slots
-            .iter()
-            .map(|(s, _)| (s.to_string(), json!(format!("{{{{params.{s}}}}}"))))
-            .collect();
+        let inputs: Map<String, Value> =
+            slots.iter().map(|(s, _)| (s.to_string(), json!(format!("{{{{params.{s}}}}}")))).collect();
         let template = PlanTemplate {
             steps: vec![Step {
                 tool: "Edit".into(),
@@ -180,16 +140,8 @@ mod tests {
             key,
             template,
             skeleton: n.skeleton,
-            versions: Versions {
-                plan: "1".into(),
-                normaliser: 1,
-                extractor: None,
-            },
-            provenance: Provenance {
-                source: "template".into(),
-                task: task.into(),
-                confidence: None,
-            },
+            versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
+            provenance: Provenance { source: "template".into(), task: task.into(), confidence: None },
             stored_at: 0,
             last_hit_at: None,
             counters: Counters::default(),
@@ -200,17 +152,7 @@ mod tests {
     fn gate(stored: &StoredPlan, task: &str, cosine: Option<f32>) -> Option<String> {
         let n = normalise(task);
         let key = IntentKey::of(&n);
-        judge(
-            stored.clone(),
-            &n,
-            &key,
-            &Map::new(),
-            &RuntimeCaps::default(),
-            cosine,
-            0.3,
-        )
-        .failed
-        .map(|f| f.0)
+        judge(stored.clone(), &n, &key, &Map::new(), &RuntimeCaps::default(), cosine, 0.3).failed.map(|f| f.0)
     }
 
     #[rstest::rstest]
@@ -218,51 +160,22 @@ mod tests {
     #[case("remove the flag `--quiet` from src/cli.rs", Some("action"))]
     #[case("add a test for `--quiet` in src/cli.rs", Some("target_kind"))]
     #[case("add a flag to src/cli.rs", Some("required_slots"))]
-    fn precision_gates_hold_even_at_perfect_similarity(
-        #[case] task: &str,
-        #[case] want: Option<&str>,
-    ) {
-        let p = plan(
-            "add a flag `--verbose` to src/main.rs",
-            vec![("flag", ParamKind::Flag), ("path", ParamKind::Path)],
-        );
+    fn precision_gates_hold_even_at_perfect_similarity(#[case] task: &str, #[case] want: Option<&str>) {
+        let p =
+            plan("add a flag `--verbose` to src/main.rs", vec![("flag", ParamKind::Flag), ("path", ParamKind::Path)]);
         assert_eq!(gate(&p, task, Some(1.0)).as_deref(), want, "{task}");
     }
 
     #[test]
     fn quarantined_plans_are_never_served_and_failures_demote() {
-        let mut p = plan(
-            "add a flag `--verbose` to src/main.rs",
-            vec![("flag", ParamKind::Flag)],
-        );
+        let mut p = plan("add a flag `--verbose` to src/main.rs", vec![("flag", ParamKind::Flag)]);
         let n = normalise("add a flag `--x`");
         let key = IntentKey::of(&n);
-        let fresh = judge(
-            p.clone(),
-            &n,
-            &key,
-            &Map::new(),
-            &RuntimeCaps::default(),
-            Some(0.8),
-            0.0,
-        )
-        .score;
+        let fresh = judge(p.clone(), &n, &key, &Map::new(), &RuntimeCaps::default(), Some(0.8), 0.0).score;
         p.counters.failure_streak = 2;
-        let demoted = judge(
-            p.clone(),
-            &n,
-            &key,
-            &Map::new(),
-            &RuntimeCaps::default(),
-            Some(0.8),
-            0.0,
-        )
-        .score;
+        let demoted = judge(p.clone(), &n, &key, &Map::new(), &RuntimeCaps::default(), Some(0.8), 0.0).score;
         assert!(demoted < fresh);
         p.quarantined = Some("3 failures".into());
-        assert_eq!(
-            gate(&p, "add a flag `--x`", Some(1.0)).as_deref(),
-            Some("quarantined")
-        );
+        assert_eq!(gate(&p, "add a flag `--x`", Some(1.0)).as_deref(), Some("quarantined"));
     }
 }

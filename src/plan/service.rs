@@ -10,9 +10,7 @@ use super::key::IntentKey;
 use super::library::{self, Record, SCOPE};
 use super::normalise::Normalised;
 use super::rank::{Judged, judge};
-use super::template::{
-    Counters, PlanTemplate, Provenance, Step, StoredPlan, Versions, now, plan_id,
-};
+use super::template::{Counters, PlanTemplate, Provenance, Step, StoredPlan, Versions, now, plan_id};
 use super::validate::{RuntimeCaps, StageResult, check_template};
 use super::{Error, NORMALISER_VERSION, canon};
 use crate::app::App;
@@ -140,31 +138,16 @@ pub async fn store(app: &App, req: StoreRequest) -> Result<Stored, Error> {
     if let Some(given) = &req.key
         && *given != key.bucket
     {
-        return Err(Error::KeyMismatch {
-            given: given.clone(),
-            computed: key.bucket.clone(),
-        });
+        return Err(Error::KeyMismatch { given: given.clone(), computed: key.bucket.clone() });
     }
     let (template, extractor, confidence, source) = match (req.template, &req.trace) {
-        (Some(t), None) => (
-            t,
-            None,
-            None,
-            req.source.unwrap_or_else(|| "template".into()),
-        ),
+        (Some(t), None) => (t, None, None, req.source.unwrap_or_else(|| "template".into())),
         (None, Some(trace)) => {
             let e = extract(&req.task, trace).map_err(Error::Refused)?;
-            (
-                e.template,
-                Some(e.version),
-                Some(e.confidence),
-                req.source.unwrap_or_else(|| "trace".into()),
-            )
+            (e.template, Some(e.version), Some(e.confidence), req.source.unwrap_or_else(|| "trace".into()))
         }
         _ => {
-            return Err(Error::Invalid(
-                "give exactly one of `template` or `trace`".into(),
-            ));
+            return Err(Error::Invalid("give exactly one of `template` or `trace`".into()));
         }
     };
     check_template(&template).map_err(Error::Invalid)?;
@@ -178,22 +161,10 @@ pub async fn store(app: &App, req: StoreRequest) -> Result<Stored, Error> {
             app.store.flush_async().await?;
         }
         let embedded = rec.vector.is_some();
-        return Ok(Stored {
-            plan_id: id,
-            key,
-            created: false,
-            released,
-            slots,
-            confidence,
-            embedded,
-        });
+        return Ok(Stored { plan_id: id, key, created: false, released, slots, confidence, embedded });
     }
     let vector = match app.embed.embed_one(&req.task).await {
-        Ok(v) => Some(
-            app.index()
-                .await?
-                .insert(&app.store, SCOPE, id.as_bytes(), v)?,
-        ),
+        Ok(v) => Some(app.index().await?.insert(&app.store, SCOPE, id.as_bytes(), v)?),
         Err(e) => {
             tracing::debug!(error = %e, "plan stored without a task embedding");
             None
@@ -202,18 +173,10 @@ pub async fn store(app: &App, req: StoreRequest) -> Result<Stored, Error> {
     let plan = StoredPlan {
         id: id.clone(),
         key: key.clone(),
-        versions: Versions {
-            plan: template.version.clone(),
-            normaliser: NORMALISER_VERSION,
-            extractor,
-        },
+        versions: Versions { plan: template.version.clone(), normaliser: NORMALISER_VERSION, extractor },
         template,
         skeleton: n.skeleton,
-        provenance: Provenance {
-            source,
-            task: req.task,
-            confidence,
-        },
+        provenance: Provenance { source, task: req.task, confidence },
         stored_at: now(),
         last_hit_at: None,
         counters: Counters::default(),
@@ -222,24 +185,11 @@ pub async fn store(app: &App, req: StoreRequest) -> Result<Stored, Error> {
     library::put(&app.store, &Record { plan, vector })?;
     stats::bump(&app.store, "plans", "stored", None, 1)?;
     app.store.flush_async().await?;
-    Ok(Stored {
-        plan_id: id,
-        key,
-        created: true,
-        released: false,
-        slots,
-        confidence,
-        embedded: vector.is_some(),
-    })
+    Ok(Stored { plan_id: id, key, created: true, released: false, slots, confidence, embedded: vector.is_some() })
 }
 
 /// Looks up a plan for a task.
-pub async fn lookup(
-    app: &App,
-    task: &str,
-    context: &Map<String, Value>,
-    caps: &RuntimeCaps,
-) -> Result<Lookup, Error> {
+pub async fn lookup(app: &App, task: &str, context: &Map<String, Value>, caps: &RuntimeCaps) -> Result<Lookup, Error> {
     let cfg = &app.config.plans;
     let n = understand(app, task).await;
     let key = IntentKey::of(&n);
@@ -253,7 +203,17 @@ pub async fn lookup(
         }
     }
     let mut cosines: BTreeMap<String, f32> = BTreeMap::new();
-    let meaning = match neighbours(app, task, cfg.neighbours + records.len()).await {
+    // Exactly one plan of the bucket passes every gate: it is the hit whatever the embeddings
+    // say, so skip the embedding (the fast path). Otherwise rank with meaning and neighbours.
+    let single = records.len() == 1
+        && records
+            .iter()
+            .all(|r| judge(r.plan.clone(), &n, &key, context, caps, None, cfg.hit_threshold).failed.is_none());
+    let meaning = match if single {
+        Err("one plan of the bucket passes, no ranking needed".to_string())
+    } else {
+        neighbours(app, task, cfg.neighbours + records.len()).await
+    } {
         Ok(hits) => {
             let mut extra = 0;
             for (id, score) in hits {
@@ -278,40 +238,18 @@ pub async fn lookup(
             judge(r.plan, &n, &key, context, caps, cos, cfg.hit_threshold)
         })
         .collect();
-    judged.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.plan.id.cmp(&b.plan.id))
-    });
+    judged.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.plan.id.cmp(&b.plan.id)));
     let winner = judged.iter().position(|j| j.failed.is_none());
-    let candidates: Vec<CandidateReport> = judged
-        .iter()
-        .take(cfg.report_candidates.max(1))
-        .map(report)
-        .collect();
+    let candidates: Vec<CandidateReport> = judged.iter().take(cfg.report_candidates.max(1)).map(report).collect();
     let Some(i) = winner.filter(|_| n.action != "none") else {
         stats::bump(&app.store, "plans", "misses", None, 1)?;
         let reason = miss_reason(&n, &key, &judged);
-        return Ok(Lookup {
-            hit: None,
-            task: n,
-            key,
-            reason: Some(reason),
-            candidates,
-            meaning,
-        });
+        return Ok(Lookup { hit: None, task: n, key, reason: Some(reason), candidates, meaning });
     };
     let j = judged.swap_remove(i);
     let hit = served(app, j)?;
     stats::bump(&app.store, "plans", "hits", None, 1)?;
-    Ok(Lookup {
-        hit: Some(hit),
-        task: n,
-        key,
-        reason: None,
-        candidates,
-        meaning,
-    })
+    Ok(Lookup { hit: Some(hit), task: n, key, reason: None, candidates, meaning })
 }
 
 async fn neighbours(app: &App, task: &str, k: usize) -> Result<Vec<(String, f32)>, String> {
@@ -324,19 +262,12 @@ async fn neighbours(app: &App, task: &str, k: usize) -> Result<Vec<(String, f32)
     }
     let v = app.embed.embed_one(task).await.map_err(|e| e.to_string())?;
     let index = app.index().await.map_err(|e| e.to_string())?;
-    let hits = tokio::task::spawn_blocking(move || index.search(SCOPE, &v, k, 0.0))
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(hits
-        .into_iter()
-        .map(|h| (String::from_utf8_lossy(&h.target).into_owned(), h.score))
-        .collect())
+    let hits = tokio::task::spawn_blocking(move || index.search(SCOPE, &v, k, 0.0)).await.map_err(|e| e.to_string())?;
+    Ok(hits.into_iter().map(|h| (String::from_utf8_lossy(&h.target).into_owned(), h.score)).collect())
 }
 
 fn served(app: &App, j: Judged) -> Result<Hit, Error> {
-    let filled = j
-        .filled
-        .ok_or_else(|| Error::Invalid("served plan was not filled".into()))?;
+    let filled = j.filled.ok_or_else(|| Error::Invalid("served plan was not filled".into()))?;
     let counters = j.plan.counters.clone();
     if let Some(mut rec) = library::get(&app.store, &j.plan.id)? {
         rec.plan.counters.hits += 1;
@@ -350,13 +281,7 @@ fn served(app: &App, j: Judged) -> Result<Hit, Error> {
         values: filled.values,
         sources: filled.sources,
         stages: j.stages,
-        outputs: j
-            .plan
-            .template
-            .outputs
-            .iter()
-            .map(|o| o.name.clone())
-            .collect(),
+        outputs: j.plan.template.outputs.iter().map(|o| o.name.clone()).collect(),
         versions: j.plan.versions,
         provenance: j.plan.provenance,
         counters,
@@ -382,10 +307,7 @@ fn miss_reason(n: &Normalised, key: &IntentKey, judged: &[Judged]) -> String {
         return "refrain cannot tell what this task asks to do (no known action verb), so no plan is served".into();
     }
     match judged.first() {
-        None => format!(
-            "no plan is stored for tasks that {} a {}",
-            key.action, key.kind
-        ),
+        None => format!("no plan is stored for tasks that {} a {}", key.action, key.kind),
         Some(best) => {
             let (stage, detail) = best.failed.clone().unwrap_or_default();
             format!(
@@ -404,13 +326,7 @@ pub async fn feedback(
     outcome: library::Outcome,
     reason: Option<&str>,
 ) -> Result<StoredPlan, Error> {
-    let plan = library::feedback(
-        &app.store,
-        id,
-        outcome,
-        reason,
-        app.config.plans.quarantine_after,
-    )?;
+    let plan = library::feedback(&app.store, id, outcome, reason, app.config.plans.quarantine_after)?;
     let counter = match outcome {
         library::Outcome::Success => "successes",
         library::Outcome::Failure => "failures",

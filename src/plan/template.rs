@@ -199,10 +199,7 @@ pub fn plan_id(bucket: &str, template: &PlanTemplate) -> String {
 
 /// Unix seconds now.
 pub fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 impl Transform {
@@ -233,9 +230,7 @@ impl Transform {
         };
         let cap = |w: &String| {
             let mut c = w.chars();
-            c.next()
-                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-                .unwrap_or_default()
+            c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
         };
         match self {
             Transform::Lower => v.to_lowercase(),
@@ -244,30 +239,17 @@ impl Transform {
             Transform::KebabCase => words().join("-"),
             Transform::CamelCase => {
                 let w = words();
-                w.iter()
-                    .enumerate()
-                    .map(|(i, x)| if i == 0 { x.clone() } else { cap(x) })
-                    .collect()
+                w.iter().enumerate().map(|(i, x)| if i == 0 { x.clone() } else { cap(x) }).collect()
             }
             Transform::PascalCase => words().iter().map(cap).collect(),
             Transform::StripDashes => v.trim_start_matches('-').to_string(),
-            Transform::Basename => v
-                .trim_end_matches('/')
-                .rsplit('/')
-                .next()
-                .unwrap_or(v)
-                .to_string(),
-            Transform::Dirname => v
-                .trim_end_matches('/')
-                .rsplit_once('/')
-                .map(|(d, _)| d.to_string())
-                .unwrap_or_default(),
+            Transform::Basename => v.trim_end_matches('/').rsplit('/').next().unwrap_or(v).to_string(),
+            Transform::Dirname => {
+                v.trim_end_matches('/').rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default()
+            }
             Transform::Stem => {
                 let base = Transform::Basename.apply(v);
-                base.rsplit_once('.')
-                    .map(|(s, _)| s.to_string())
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or(base)
+                base.rsplit_once('.').map(|(s, _)| s.to_string()).filter(|s| !s.is_empty()).unwrap_or(base)
             }
         }
     }
@@ -293,13 +275,7 @@ mod tests {
 
     #[test]
     fn plan_ids_follow_content() {
-        let t = PlanTemplate {
-            steps: vec![],
-            slots: vec![],
-            outputs: vec![],
-            description: None,
-            version: "1".into(),
-        };
+        let t = PlanTemplate { steps: vec![], slots: vec![], outputs: vec![], description: None, version: "1".into() };
         let mut t2 = t.clone();
         assert_eq!(plan_id("b", &t), plan_id("b", &t2));
         t2.version = "2".into();

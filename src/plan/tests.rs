@@ -34,36 +34,23 @@ fn flag_template() -> super::template::PlanTemplate {
 }
 
 fn req(task: &str) -> StoreRequest {
-    StoreRequest {
-        task: task.into(),
-        template: Some(flag_template()),
-        trace: None,
-        key: None,
-        source: None,
-    }
+    StoreRequest { task: task.into(), template: Some(flag_template()), trace: None, key: None, source: None }
 }
 
 async fn lookup(app: &App, task: &str) -> service::Lookup {
-    service::lookup(app, task, &Map::new(), &RuntimeCaps::default())
-        .await
-        .unwrap()
+    service::lookup(app, task, &Map::new(), &RuntimeCaps::default()).await.unwrap()
 }
 
 #[tokio::test]
 async fn exact_bucket_serves_other_values_without_a_model() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path(), no_model());
-    let stored = service::store(&app, req("add a `--verbose` flag to src/main.rs"))
-        .await
-        .unwrap();
+    let stored = service::store(&app, req("add a `--verbose` flag to src/main.rs")).await.unwrap();
     assert!(stored.created && !stored.embedded);
     let l = lookup(&app, "please add the --quiet option in src/cli.rs").await;
     let hit = l.hit.expect("hit");
     assert_eq!(hit.values["flag"], json!("--quiet"));
-    assert_eq!(
-        hit.steps[1].inputs,
-        json!({"path": "src/cli.rs", "add": "flag --quiet"})
-    );
+    assert_eq!(hit.steps[1].inputs, json!({"path": "src/cli.rs", "add": "flag --quiet"}));
     assert!(l.meaning.starts_with("wording only"));
     for negative in [
         "remove the `--quiet` flag from src/cli.rs",
@@ -80,12 +67,8 @@ async fn exact_bucket_serves_other_values_without_a_model() {
 async fn storing_twice_is_one_plan_and_a_wrong_key_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path(), no_model());
-    let a = service::store(&app, req("add a `--verbose` flag to src/main.rs"))
-        .await
-        .unwrap();
-    let b = service::store(&app, req("add a `--json` flag to src/x.rs"))
-        .await
-        .unwrap();
+    let a = service::store(&app, req("add a `--verbose` flag to src/main.rs")).await.unwrap();
+    let b = service::store(&app, req("add a `--json` flag to src/x.rs")).await.unwrap();
     assert_eq!(a.plan_id, b.plan_id);
     assert!(!b.created);
     let mut bad = req("add a `--verbose` flag to src/main.rs");
@@ -98,45 +81,22 @@ async fn storing_twice_is_one_plan_and_a_wrong_key_is_refused() {
 async fn failures_quarantine_until_stored_again_and_eviction_removes() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path(), no_model());
-    let id = service::store(&app, req("add a `--verbose` flag to src/main.rs"))
-        .await
-        .unwrap()
-        .plan_id;
+    let id = service::store(&app, req("add a `--verbose` flag to src/main.rs")).await.unwrap().plan_id;
     for _ in 0..3 {
-        service::feedback(&app, &id, Outcome::Failure, Some("did not compile"))
-            .await
-            .unwrap();
+        service::feedback(&app, &id, Outcome::Failure, Some("did not compile")).await.unwrap();
     }
     let l = lookup(&app, "add a `--x` flag to src/a.rs").await;
     assert!(l.hit.is_none());
     assert_eq!(l.candidates[0].failed.as_deref(), Some("quarantined"));
-    let again = service::store(&app, req("add a `--verbose` flag to src/main.rs"))
-        .await
-        .unwrap();
+    let again = service::store(&app, req("add a `--verbose` flag to src/main.rs")).await.unwrap();
     assert!(again.released);
-    assert!(
-        lookup(&app, "add a `--x` flag to src/a.rs")
+    assert!(lookup(&app, "add a `--x` flag to src/a.rs").await.hit.is_some());
+    let removed =
+        service::evict(&app, &Eviction::Version { plan: Some("1".into()), normaliser: None, extractor: None })
             .await
-            .hit
-            .is_some()
-    );
-    let removed = service::evict(
-        &app,
-        &Eviction::Version {
-            plan: Some("1".into()),
-            normaliser: None,
-            extractor: None,
-        },
-    )
-    .await
-    .unwrap();
+            .unwrap();
     assert_eq!(removed, vec![id]);
-    assert!(
-        lookup(&app, "add a `--x` flag to src/a.rs")
-            .await
-            .candidates
-            .is_empty()
-    );
+    assert!(lookup(&app, "add a `--x` flag to src/a.rs").await.candidates.is_empty());
 }
 
 #[tokio::test]
@@ -156,28 +116,13 @@ async fn traces_become_plans_that_serve_new_values() {
         source: None,
     };
     service::store(&app, r).await.unwrap();
-    let hit = lookup(
-        &app,
-        "upgrade the tokio crate to 1.41 in crates/x/Cargo.toml",
-    )
-    .await
-    .hit
-    .expect("hit");
-    assert_eq!(
-        hit.steps[1].inputs,
-        json!({"cmd": "cargo update -p tokio && cargo test"})
-    );
-    assert_eq!(
-        hit.steps[0].inputs,
-        json!({"file": "crates/x/Cargo.toml", "set": "tokio = \"1.41\""})
-    );
+    let hit = lookup(&app, "upgrade the tokio crate to 1.41 in crates/x/Cargo.toml").await.hit.expect("hit");
+    assert_eq!(hit.steps[1].inputs, json!({"cmd": "cargo update -p tokio && cargo test"}));
+    assert_eq!(hit.steps[0].inputs, json!({"file": "crates/x/Cargo.toml", "set": "tokio = \"1.41\""}));
 }
 
 /// A chat-completions endpoint on loopback that answers with `content` (or sleeps past timeouts).
-async fn fake_llm(
-    content: &'static str,
-    delay_ms: u64,
-) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+async fn fake_llm(content: &'static str, delay_ms: u64) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
     use axum::{Json, Router, routing::post};
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = calls.clone();
@@ -235,16 +180,7 @@ async fn canonicaliser_failures_fall_back_to_the_local_normaliser() {
     assert!(started.elapsed() < std::time::Duration::from_millis(1500));
     let (junk, _) = fake_llm("I think it is about flags", 0).await;
     let app2 = app(&dir.path().join("b"), llm_config(junk, 2000));
-    assert_eq!(
-        service::understand(&app2, "add a `--x` flag").await.action,
-        "add"
-    );
-    let app3 = app(
-        &dir.path().join("c"),
-        llm_config("http://127.0.0.1:9/v1".into(), 2000),
-    );
-    assert_eq!(
-        service::understand(&app3, "add a `--x` flag").await.action,
-        "add"
-    );
+    assert_eq!(service::understand(&app2, "add a `--x` flag").await.action, "add");
+    let app3 = app(&dir.path().join("c"), llm_config("http://127.0.0.1:9/v1".into(), 2000));
+    assert_eq!(service::understand(&app3, "add a `--x` flag").await.action, "add");
 }

@@ -33,25 +33,13 @@ pub struct StageResult {
 }
 
 /// Stage names, in order.
-pub const STAGES: [&str; 7] = [
-    "required_slots",
-    "types",
-    "step_inputs",
-    "tool_families",
-    "placeholders",
-    "outputs",
-    "side_effects",
-];
+pub const STAGES: [&str; 7] =
+    ["required_slots", "types", "step_inputs", "tool_families", "placeholders", "outputs", "side_effects"];
 
 /// Runs every stage; the first failing one (if any) is why the plan is not served.
 pub fn validate(template: &PlanTemplate, filled: &Filled, caps: &RuntimeCaps) -> Vec<StageResult> {
     let checks: [Option<String>; 7] = [
-        (!filled.missing.is_empty()).then(|| {
-            format!(
-                "no value for required slot(s) {}",
-                filled.missing.join(", ")
-            )
-        }),
+        (!filled.missing.is_empty()).then(|| format!("no value for required slot(s) {}", filled.missing.join(", "))),
         types(template, filled),
         step_inputs(template),
         families(template, caps),
@@ -59,15 +47,7 @@ pub fn validate(template: &PlanTemplate, filled: &Filled, caps: &RuntimeCaps) ->
         outputs(template),
         side_effects(template, caps),
     ];
-    STAGES
-        .iter()
-        .zip(checks)
-        .map(|(stage, detail)| StageResult {
-            stage,
-            ok: detail.is_none(),
-            detail,
-        })
-        .collect()
+    STAGES.iter().zip(checks).map(|(stage, detail)| StageResult { stage, ok: detail.is_none(), detail }).collect()
 }
 
 /// Checks a template on its own (what `plan_store` requires before storing).
@@ -98,19 +78,13 @@ fn types(template: &PlanTemplate, filled: &Filled) -> Option<String> {
             let ok = match v {
                 serde_json::Value::String(s) => slot.kind.accepts(s),
                 serde_json::Value::Number(_) => {
-                    slot.kind.accepts(&v.to_string())
-                        || slot.kind == super::params::ParamKind::String
+                    slot.kind.accepts(&v.to_string()) || slot.kind == super::params::ParamKind::String
                 }
                 serde_json::Value::Null => false,
                 _ => slot.kind == super::params::ParamKind::Any,
             };
             if !ok {
-                return Some(format!(
-                    "slot {} expects a {} but got {}",
-                    slot.name,
-                    slot.kind.name(),
-                    v
-                ));
+                return Some(format!("slot {} expects a {} but got {}", slot.name, slot.kind.name(), v));
             }
         }
     }
@@ -122,21 +96,10 @@ fn step_inputs(template: &PlanTemplate) -> Option<String> {
     let mut produced: HashSet<&str> = HashSet::new();
     for (i, step) in template.steps.iter().enumerate() {
         for (ns, name, _) in placeholders(&step.inputs) {
-            let ok = if ns == "params" {
-                slots.contains(name.as_str())
-            } else {
-                produced.contains(name.as_str())
-            };
+            let ok = if ns == "params" { slots.contains(name.as_str()) } else { produced.contains(name.as_str()) };
             if !ok {
-                let what = if ns == "params" {
-                    "no slot declares it"
-                } else {
-                    "no earlier step produces it"
-                };
-                return Some(format!(
-                    "step {} uses {{{{{ns}.{name}}}}} but {what}",
-                    i + 1
-                ));
+                let what = if ns == "params" { "no slot declares it" } else { "no earlier step produces it" };
+                return Some(format!("step {} uses {{{{{ns}.{name}}}}} but {what}", i + 1));
             }
         }
         produced.extend(step.outputs.iter().map(String::as_str));
@@ -146,35 +109,22 @@ fn step_inputs(template: &PlanTemplate) -> Option<String> {
 
 fn families(template: &PlanTemplate, caps: &RuntimeCaps) -> Option<String> {
     let have = caps.tool_families.as_ref()?;
-    let missing: Vec<&str> = template
-        .steps
-        .iter()
-        .filter_map(|s| s.family.as_deref())
-        .filter(|f| !have.iter().any(|h| h == f))
-        .collect();
+    let missing: Vec<&str> =
+        template.steps.iter().filter_map(|s| s.family.as_deref()).filter(|f| !have.iter().any(|h| h == f)).collect();
     (!missing.is_empty()).then(|| format!("tool families not available: {}", missing.join(", ")))
 }
 
 fn leftover(filled: &Filled) -> Option<String> {
     for step in &filled.steps {
-        if let Some((_, name, path)) = placeholders(&step.inputs)
-            .into_iter()
-            .find(|(ns, _, _)| ns == "params")
-        {
-            return Some(format!(
-                "placeholder {{{{params.{name}{path}}}}} left unfilled"
-            ));
+        if let Some((_, name, path)) = placeholders(&step.inputs).into_iter().find(|(ns, _, _)| ns == "params") {
+            return Some(format!("placeholder {{{{params.{name}{path}}}}} left unfilled"));
         }
     }
     None
 }
 
 fn outputs(template: &PlanTemplate) -> Option<String> {
-    let produced: HashSet<&str> = template
-        .steps
-        .iter()
-        .flat_map(|s| s.outputs.iter().map(String::as_str))
-        .collect();
+    let produced: HashSet<&str> = template.steps.iter().flat_map(|s| s.outputs.iter().map(String::as_str)).collect();
     let missing: Vec<&str> = template
         .outputs
         .iter()
@@ -202,24 +152,17 @@ mod tests {
     use serde_json::{Map, json};
 
     fn template() -> PlanTemplate {
-        let step =
-            |tool: &str, inputs: serde_json::Value, outputs: Vec<&str>, fx: bool, fam: &str| Step {
-                tool: tool.into(),
-                op: None,
-                inputs,
-                outputs: outputs.into_iter().map(String::from).collect(),
-                side_effect: fx,
-                family: Some(fam.into()),
-            };
+        let step = |tool: &str, inputs: serde_json::Value, outputs: Vec<&str>, fx: bool, fam: &str| Step {
+            tool: tool.into(),
+            op: None,
+            inputs,
+            outputs: outputs.into_iter().map(String::from).collect(),
+            side_effect: fx,
+            family: Some(fam.into()),
+        };
         PlanTemplate {
             steps: vec![
-                step(
-                    "Read",
-                    json!({"path": "{{params.path}}"}),
-                    vec!["source"],
-                    false,
-                    "fs",
-                ),
+                step("Read", json!({"path": "{{params.path}}"}), vec!["source"], false, "fs"),
                 step(
                     "Edit",
                     json!({"path": "{{params.path}}", "add": "{{params.flag}}", "from": "{{outputs.source}}"}),
@@ -227,13 +170,7 @@ mod tests {
                     true,
                     "fs",
                 ),
-                step(
-                    "Bash",
-                    json!({"cmd": "cargo test"}),
-                    vec!["report"],
-                    false,
-                    "shell",
-                ),
+                step("Bash", json!({"cmd": "cargo test"}), vec!["report"], false, "shell"),
             ],
             slots: vec![
                 Slot {
@@ -253,21 +190,13 @@ mod tests {
                     role: None,
                 },
             ],
-            outputs: vec![OutputField {
-                name: "diff".into(),
-                optional: false,
-            }],
+            outputs: vec![OutputField { name: "diff".into(), optional: false }],
             description: None,
             version: "1".into(),
         }
     }
 
-    fn failing(
-        t: &PlanTemplate,
-        task: &str,
-        ctx: serde_json::Value,
-        caps: RuntimeCaps,
-    ) -> Option<&'static str> {
+    fn failing(t: &PlanTemplate, task: &str, ctx: serde_json::Value, caps: RuntimeCaps) -> Option<&'static str> {
         let ctx: Map<String, serde_json::Value> = serde_json::from_value(ctx).unwrap();
         let f = fill(t, &ctx, &extract(task).0);
         first_failure(&validate(t, &f, &caps)).map(|r| r.stage)
@@ -292,39 +221,17 @@ mod tests {
     fn step_inputs_need_a_slot_or_an_earlier_output() {
         let mut t = template();
         t.steps.swap(0, 1);
-        assert_eq!(
-            failing(
-                &t,
-                "add --verbose to src/main.rs",
-                json!({}),
-                RuntimeCaps::default()
-            ),
-            Some("step_inputs")
-        );
+        assert_eq!(failing(&t, "add --verbose to src/main.rs", json!({}), RuntimeCaps::default()), Some("step_inputs"));
         assert!(check_template(&t).is_err());
     }
 
     #[test]
     fn undeclared_outputs_and_leftover_placeholders_fail() {
         let mut t = template();
-        t.outputs.push(OutputField {
-            name: "summary".into(),
-            optional: false,
-        });
-        assert_eq!(
-            failing(
-                &t,
-                "add --verbose to src/main.rs",
-                json!({}),
-                RuntimeCaps::default()
-            ),
-            Some("outputs")
-        );
+        t.outputs.push(OutputField { name: "summary".into(), optional: false });
+        assert_eq!(failing(&t, "add --verbose to src/main.rs", json!({}), RuntimeCaps::default()), Some("outputs"));
         let mut t = template();
         t.slots[1].required = false;
-        assert_eq!(
-            failing(&t, "add --verbose", json!({}), RuntimeCaps::default()),
-            Some("placeholders")
-        );
+        assert_eq!(failing(&t, "add --verbose", json!({}), RuntimeCaps::default()), Some("placeholders"));
     }
 }

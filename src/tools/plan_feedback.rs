@@ -48,16 +48,10 @@ impl Refrain {
     ) -> Result<CallToolResult, ErrorData> {
         match service::feedback(&self.app, &p.plan_id, p.outcome, p.reason.as_deref()).await {
             Ok(plan) => {
-                let out = PlanFeedbackOutput {
-                    plan_id: plan.id,
-                    counters: plan.counters,
-                    quarantined: plan.quarantined,
-                };
-                let state = out
-                    .quarantined
-                    .as_ref()
-                    .map(|q| format!("quarantined ({q})"))
-                    .unwrap_or_else(|| "served".into());
+                let out =
+                    PlanFeedbackOutput { plan_id: plan.id, counters: plan.counters, quarantined: plan.quarantined };
+                let state =
+                    out.quarantined.as_ref().map(|q| format!("quarantined ({q})")).unwrap_or_else(|| "served".into());
                 reply(
                     format!(
                         "plan {}: {} successes, {} failures, {state}",

@@ -39,10 +39,7 @@ impl Refrain {
         output_schema = schema_for_output::<PlanListOutput>(),
         annotations(read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
     )]
-    pub async fn plan_list(
-        &self,
-        Parameters(p): Parameters<PlanListParams>,
-    ) -> Result<CallToolResult, ErrorData> {
+    pub async fn plan_list(&self, Parameters(p): Parameters<PlanListParams>) -> Result<CallToolResult, ErrorData> {
         let store = &self.app.store;
         let limit = p.limit.unwrap_or(100);
         let records = match (&p.plan_id, &p.bucket) {
@@ -52,9 +49,6 @@ impl Refrain {
         }
         .map_err(|e| internal(e.to_string()))?;
         let plans: Vec<StoredPlan> = records.into_iter().take(limit).map(|r| r.plan).collect();
-        reply(
-            format!("{} plan(s)", plans.len()),
-            &PlanListOutput { plans },
-        )
+        reply(format!("{} plan(s)", plans.len()), &PlanListOutput { plans })
     }
 }

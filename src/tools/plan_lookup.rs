@@ -44,10 +44,7 @@ impl Refrain {
         output_schema = schema_for_output::<PlanLookupOutput>(),
         annotations(read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
     )]
-    pub async fn plan_lookup(
-        &self,
-        Parameters(p): Parameters<PlanLookupParams>,
-    ) -> Result<CallToolResult, ErrorData> {
+    pub async fn plan_lookup(&self, Parameters(p): Parameters<PlanLookupParams>) -> Result<CallToolResult, ErrorData> {
         if p.task.trim().is_empty() {
             return fail("`task` is empty: pass the task text");
         }

@@ -42,24 +42,11 @@ impl Refrain {
         output_schema = schema_for_output::<Stored>(),
         annotations(read_only_hint = false, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
     )]
-    pub async fn plan_store(
-        &self,
-        Parameters(p): Parameters<PlanStoreParams>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let req = StoreRequest {
-            task: p.task,
-            template: p.template,
-            trace: p.trace,
-            key: p.key,
-            source: p.source,
-        };
+    pub async fn plan_store(&self, Parameters(p): Parameters<PlanStoreParams>) -> Result<CallToolResult, ErrorData> {
+        let req = StoreRequest { task: p.task, template: p.template, trace: p.trace, key: p.key, source: p.source };
         match service::store(&self.app, req).await {
             Ok(s) => {
-                let verb = if s.created {
-                    "stored"
-                } else {
-                    "already stored"
-                };
+                let verb = if s.created { "stored" } else { "already stored" };
                 reply(
                     format!(
                         "{verb}: plan {} for `{} {}` with slots [{}]",

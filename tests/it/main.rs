@@ -5,6 +5,7 @@
 
 mod results;
 mod http;
+mod plan;
 mod prompt;
 mod python_sdk;
 mod hook;

@@ -1,0 +1,48 @@
+//! The plan cache over MCP with the real binary: a stored plan serves other values of the same
+//! kind of task, never another action, kind or a task missing a required value; feedback
+//! quarantines; a wrong key is refused; eviction by bucket.
+
+use crate::support::Env;
+use serde_json::json;
+
+fn template() -> serde_json::Value {
+    json!({
+        "steps": [
+            {"tool": "Read", "inputs": {"path": "{{params.path}}"}, "outputs": ["source"]},
+            {"tool": "Edit", "inputs": {"path": "{{params.path}}", "flag": "{{params.flag}}"}, "outputs": ["diff"], "side_effect": true}
+        ],
+        "slots": [{"name": "flag", "type": "flag"}, {"name": "path", "type": "path"}],
+        "outputs": [{"name": "diff"}]
+    })
+}
+
+#[tokio::test]
+async fn a_plan_serves_its_kind_of_task_and_nothing_else() {
+    let env = Env::without_model();
+    let s = env.serve().await;
+    let stored =
+        s.ok("plan_store", json!({"task": "add a `--verbose` flag to src/main.rs", "template": template()})).await;
+    let id = stored["plan_id"].as_str().unwrap().to_string();
+    let hit = s.ok("plan_lookup", json!({"task": "please add the --quiet option in src/cli.rs"})).await;
+    assert_eq!(hit["status"], "hit", "{hit}");
+    assert_eq!(hit["hit"]["steps"][1]["inputs"], json!({"path": "src/cli.rs", "flag": "--quiet"}));
+    for negative in [
+        "remove the `--quiet` flag from src/cli.rs",
+        "add a test for `--quiet` in src/cli.rs",
+        "add a flag to src/cli.rs",
+    ] {
+        let miss = s.ok("plan_lookup", json!({"task": negative})).await;
+        assert_eq!(miss["status"], "miss", "{negative}: {miss}");
+    }
+    let wrong =
+        s.err("plan_store", json!({"task": "add a `--x` flag to src/a.rs", "template": template(), "key": "0"})).await;
+    assert!(wrong.contains("disagrees"), "{wrong}");
+    for _ in 0..3 {
+        s.ok("plan_feedback", json!({"plan_id": id, "outcome": "failure"})).await;
+    }
+    let q = s.ok("plan_lookup", json!({"task": "add a `--x` flag to src/a.rs"})).await;
+    assert_eq!(q["candidates"][0]["failed"], "quarantined", "{q}");
+    let bucket = q["key"]["bucket"].as_str().unwrap();
+    let ev = s.ok("cache_evict", json!({"what": {"target": "plan_bucket", "bucket": bucket}})).await;
+    assert_eq!(ev["evicted"], 1, "{ev}");
+}
