@@ -42,7 +42,10 @@ pub fn run(global: &GlobalArgs, args: StartupArgs) -> anyhow::Result<ExitCode> {
     let empty = scratch.join("no-model");
     std::fs::create_dir_all(&empty)?;
     let result = (|| -> anyhow::Result<Vec<Figures>> {
-        Ok(vec![measure("with model", &real, &scratch, args.runs)?, measure("without model", &empty, &scratch, args.runs)?])
+        Ok(vec![
+            measure("with model", &real, &scratch, args.runs)?,
+            measure("without model", &empty, &scratch, args.runs)?,
+        ])
     })();
     let _ = std::fs::remove_dir_all(&scratch);
     report(&result?, args.json)?;
@@ -61,7 +64,13 @@ fn measure(label: &'static str, model_dir: &Path, scratch: &Path, runs: usize) -
         server.stop();
     }
     let (model_state, idle_peak_rss_kib) = last.unwrap_or_default();
-    Ok(Figures { label, model_dir: model_dir.to_path_buf(), spawn_to_initialize_ms: times, model_state, idle_peak_rss_kib })
+    Ok(Figures {
+        label,
+        model_dir: model_dir.to_path_buf(),
+        spawn_to_initialize_ms: times,
+        model_state,
+        idle_peak_rss_kib,
+    })
 }
 
 /// A `refrain serve` child on stdio.
@@ -175,12 +184,24 @@ fn report(figures: &[Figures], as_json: bool) -> anyhow::Result<()> {
     for f in figures {
         let mut t = f.spawn_to_initialize_ms.clone();
         t.sort_by(f64::total_cmp);
-        let (min, p50, p90, max) = (percentile(&t, 0.0), percentile(&t, 50.0), percentile(&t, 90.0), percentile(&t, 100.0));
+        let (min, p50, p90, max) =
+            (percentile(&t, 0.0), percentile(&t, 50.0), percentile(&t, 90.0), percentile(&t, 100.0));
         rows.push(json!({"setting": f.label, "model_dir": f.model_dir, "runs": t.len(), "model_state": f.model_state,
             "spawn_to_initialize_ms": {"min": min, "p50": p50, "p90": p90, "max": max}, "idle_peak_rss_kib": f.idle_peak_rss_kib}));
         if !as_json {
-            writeln!(out, "{:14} spawn->initialize ms: min {min:.1}  p50 {p50:.1}  p90 {p90:.1}  max {max:.1}  ({} runs)", f.label, t.len())?;
-            writeln!(out, "{:14} idle peak RSS: {:.1} MiB (model {})", "", f.idle_peak_rss_kib as f64 / 1024.0, f.model_state)?;
+            writeln!(
+                out,
+                "{:14} spawn->initialize ms: min {min:.1}  p50 {p50:.1}  p90 {p90:.1}  max {max:.1}  ({} runs)",
+                f.label,
+                t.len()
+            )?;
+            writeln!(
+                out,
+                "{:14} idle peak RSS: {:.1} MiB (model {})",
+                "",
+                f.idle_peak_rss_kib as f64 / 1024.0,
+                f.model_state
+            )?;
         }
     }
     if as_json {

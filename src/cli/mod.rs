@@ -5,16 +5,16 @@
 mod bench;
 mod bench_plans;
 mod bench_prompt;
-mod compact;
 mod bench_quality;
 mod bench_results;
-mod bench_startup;
 mod bench_speed;
+mod bench_startup;
+mod compact;
 mod config_cmd;
 mod explain;
-mod plans;
 mod hook;
 mod install;
+mod plans;
 mod serve;
 
 use crate::config::{Config, Overrides, Sourced};

@@ -4,8 +4,8 @@
 //! for the project except counters.
 
 use super::{Refrain, internal, reply};
-use crate::results::{self, EvictWhat};
 use crate::plan::library::Eviction;
+use crate::results::{self, EvictWhat};
 use crate::store::trees;
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
 use rmcp::schemars::{self, JsonSchema};

@@ -44,7 +44,8 @@ async fn sse_session_round_trip_and_bad_posts() {
     let (name, endpoint) = events.next().await;
     assert_eq!(name, "endpoint");
     assert!(endpoint.starts_with("/message?sessionId="), "{endpoint}");
-    let post = |body: String| http.post(server.url(&endpoint)).header("Content-Type", "application/json").body(body).send();
+    let post =
+        |body: String| http.post(server.url(&endpoint)).header("Content-Type", "application/json").body(body).send();
 
     assert_eq!(post(initialize(1)).await.unwrap().status(), 202);
     let init = answer(&mut events, 1).await;
@@ -53,7 +54,10 @@ async fn sse_session_round_trip_and_bad_posts() {
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
     assert_eq!(post(initialized).await.unwrap().status(), 202);
 
-    assert_eq!(post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string()).await.unwrap().status(), 202);
+    assert_eq!(
+        post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string()).await.unwrap().status(),
+        202
+    );
     let tools = answer(&mut events, 2).await;
     assert!(tools["result"]["tools"].as_array().unwrap().iter().any(|t| t["name"] == "cache_stats"), "{tools}");
 
@@ -72,7 +76,8 @@ async fn sse_session_round_trip_and_bad_posts() {
     let unknown = http.post(server.url("/message?sessionId=nope")).body(initialize(9)).send().await.unwrap();
     assert_eq!(unknown.status(), 404);
 
-    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "cache_stats", "arguments": {}}});
+    let call =
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "cache_stats", "arguments": {}}});
     assert_eq!(post(call.to_string()).await.unwrap().status(), 202);
     let stats = answer(&mut events, 3).await;
     assert_eq!(stats["result"]["structuredContent"]["project"], server.project_root(), "{stats}");
@@ -97,12 +102,21 @@ async fn sse_session_round_trip_and_bad_posts() {
 #[case::foreign_host_on_mcp("POST", "/mcp", ("Host", "evil.example"), "Host")]
 #[case::rebound_host_on_sse("GET", "/sse", ("Host", "attacker.test:80"), "Host")]
 #[case::foreign_ip_host_on_message("POST", "/message?sessionId=x", ("Host", "203.0.113.9"), "Host")]
-fn foreign_origin_or_host_is_forbidden(#[case] method: &str, #[case] path: &str, #[case] header: (&str, &str), #[case] named: &str) {
+fn foreign_origin_or_host_is_forbidden(
+    #[case] method: &str,
+    #[case] path: &str,
+    #[case] header: (&str, &str),
+    #[case] named: &str,
+) {
     let server = Server::start("127.0.0.1:0", &[], &[], Model::None);
     let headers = [MCP_POST[0], MCP_POST[1], header];
     let reply = request(&server.addr, method, path, &headers, initialize(1).as_bytes(), false);
     assert_eq!(reply.status, 403, "{}", reply.text);
-    assert!(reply.text.contains(&format!("forbidden: {named}")) && reply.text.contains("DNS-rebinding"), "{}", reply.text);
+    assert!(
+        reply.text.contains(&format!("forbidden: {named}")) && reply.text.contains("DNS-rebinding"),
+        "{}",
+        reply.text
+    );
 }
 
 #[rstest]
@@ -111,7 +125,12 @@ fn foreign_origin_or_host_is_forbidden(#[case] method: &str, #[case] path: &str,
 #[case::ip_loopback_origin(Some("http://127.0.0.1:3000"))]
 #[case::configured_origin(Some("https://app.example.com"))]
 fn loopback_and_configured_origins_are_served(#[case] origin: Option<&str>) {
-    let server = Server::start("127.0.0.1:0", &[], &[("REFRAIN__SERVER__ALLOWED_ORIGINS", r#"["https://app.example.com"]"#)], Model::None);
+    let server = Server::start(
+        "127.0.0.1:0",
+        &[],
+        &[("REFRAIN__SERVER__ALLOWED_ORIGINS", r#"["https://app.example.com"]"#)],
+        Model::None,
+    );
     let mut headers = MCP_POST.to_vec();
     headers.extend(origin.map(|o| ("Origin", o)));
     let reply = request(&server.addr, "POST", "/mcp", &headers, initialize(1).as_bytes(), false);
@@ -154,7 +173,8 @@ fn non_loopback_bind_without_token_is_refused(#[case] bind: &str) {
 #[case::chunked(true)]
 fn oversized_body_on_mcp_is_refused(#[case] chunked: bool) {
     let server = Server::start("127.0.0.1:0", &[], &[("REFRAIN__SERVER__MAX_MESSAGE_BYTES", "4096")], Model::None);
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"pad": "x".repeat(8000)}}).to_string();
+    let body =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"pad": "x".repeat(8000)}}).to_string();
     let reply = request(&server.addr, "POST", "/mcp", MCP_POST, body.as_bytes(), chunked);
     assert_eq!(reply.status, 413, "{}", reply.text);
     if !chunked {

@@ -3,12 +3,12 @@
 // Test helpers outside #[test] functions may fail loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod results;
+mod hook;
 mod http;
+mod install;
 mod plan;
 mod prompt;
 mod python_sdk;
-mod hook;
-mod install;
+mod results;
 mod server;
 mod support;

@@ -35,7 +35,8 @@ async fn explain_names_a_system_prompt_edit_with_its_place_and_fix() {
 async fn transcripts_inside_the_project_are_read_and_others_refused() {
     let env = Env::without_model();
     let s = env.serve().await;
-    let path = write(&env.root(), "sessions/s.jsonl", &fixture("captured/claude-transcript-mcp-call-then-compact.jsonl"));
+    let path =
+        write(&env.root(), "sessions/s.jsonl", &fixture("captured/claude-transcript-mcp-call-then-compact.jsonl"));
     let out = s.ok("explain_cache_break", json!({"transcript": path, "last_two": true})).await;
     assert_eq!(out["report"]["mode"], "session");
     assert_eq!(out["report"]["turns"], 2);
@@ -57,7 +58,8 @@ async fn compact_preview_is_deterministic_with_its_log() {
         msgs.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {"i": i}}]}));
         msgs.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "x".repeat(4000)}]}));
     }
-    let args = json!({"messages": msgs, "policy": {"trigger_tokens": 0, "keep_tool_uses": 2}, "include_messages": true});
+    let args =
+        json!({"messages": msgs, "policy": {"trigger_tokens": 0, "keep_tool_uses": 2}, "include_messages": true});
     let first = s.ok("compact_preview", args.clone()).await["plan"].clone();
     assert_eq!(first["per_tool"]["Read"]["results_cleared"], 4);
     assert!(first["tokens_after"].as_u64() < first["tokens_before"].as_u64());

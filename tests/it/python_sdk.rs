@@ -28,7 +28,9 @@ fn sdk_dir() -> PathBuf {
         .arg(&partial)
         .arg(SDK)
         .output()
-        .unwrap_or_else(|e| panic!("python3 is needed to run the Python SDK client tests ({e}); install Python 3.10+ with pip"));
+        .unwrap_or_else(|e| {
+            panic!("python3 is needed to run the Python SDK client tests ({e}); install Python 3.10+ with pip")
+        });
     assert!(
         out.status.success(),
         "`python3 -m pip install {SDK}` failed; these tests need pip and PyPI (or a wheel cache) to get the official MCP Python SDK:\n{}",

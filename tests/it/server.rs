@@ -237,7 +237,10 @@ async fn acknowledged_writes_survive_the_owner_being_killed_mid_burst() {
     let fresh = env.serve().await;
     for i in acknowledged {
         let got = fresh
-            .ok("response_cache_get", json!({"namespace": "crash", "tool": "WebFetch", "args": {"url": format!("https://example.com/{i}")}}))
+            .ok(
+                "response_cache_get",
+                json!({"namespace": "crash", "tool": "WebFetch", "args": {"url": format!("https://example.com/{i}")}}),
+            )
             .await;
         assert_eq!(got["status"], "hit", "write {i} was acknowledged but is gone: {got}");
         assert_eq!(got["result"], format!("page {i}"));

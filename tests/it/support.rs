@@ -170,4 +170,3 @@ pub fn write(dir: &Path, rel: &str, body: &str) -> PathBuf {
     std::fs::write(&p, body).expect("write");
     p
 }
-

@@ -245,7 +245,9 @@ mod tests {
         assert!(bound.admit(&headers(&[("host", "10.0.0.5:8765"), auth]), None).is_ok());
         let any = guard("0.0.0.0:8765", Some("t"));
         assert!(any.admit(&headers(&[("host", "10.0.0.5:8765"), auth]), None).is_err());
-        assert!(any.admit(&headers(&[("host", "10.0.0.5:8765"), auth]), Some("10.0.0.5:8765".parse().unwrap())).is_ok());
+        assert!(
+            any.admit(&headers(&[("host", "10.0.0.5:8765"), auth]), Some("10.0.0.5:8765".parse().unwrap())).is_ok()
+        );
     }
 
     #[test]

@@ -87,10 +87,7 @@ fn router(handler: Handler, config: &Config, bound: SocketAddr, shutdown: Cancel
     );
     let sse = sse::router(Arc::new(sse::SseState::new(handler, shutdown, max)));
     let guard = Arc::new(Guard::new(&config.server, bound));
-    Router::new()
-        .nest_service("/mcp", mcp)
-        .merge(sse)
-        .layer(axum::middleware::from_fn_with_state(guard, guard::check))
+    Router::new().nest_service("/mcp", mcp).merge(sse).layer(axum::middleware::from_fn_with_state(guard, guard::check))
 }
 
 /// Tells the user where to connect (stderr: stdout is never ours to print on in `serve`).

@@ -124,7 +124,8 @@ struct Target {
 
 async fn message(State(state): State<Arc<SseState>>, Query(target): Query<Target>, body: Body) -> Response {
     let Some(id) = target.session_id else {
-        return (StatusCode::BAD_REQUEST, "missing sessionId: post to the endpoint the /sse stream named").into_response();
+        return (StatusCode::BAD_REQUEST, "missing sessionId: post to the endpoint the /sse stream named")
+            .into_response();
     };
     let Some(mut sender) = state.sessions().get(&id).cloned() else {
         let text = format!("unknown session {id:?}: open GET /sse first and post to the endpoint it names");
@@ -133,7 +134,9 @@ async fn message(State(state): State<Arc<SseState>>, Query(target): Query<Target
     let bytes = match read_limited(body, state.max_body).await {
         Ok(bytes) => bytes,
         Err(BodyError::TooLarge) => return Refusal::TooLarge { len: None, max: state.max_body }.into_response(),
-        Err(BodyError::Read(e)) => return (StatusCode::BAD_REQUEST, format!("could not read the request body: {e}")).into_response(),
+        Err(BodyError::Read(e)) => {
+            return (StatusCode::BAD_REQUEST, format!("could not read the request body: {e}")).into_response();
+        }
     };
     let parsed = match serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
         Ok(parsed) => parsed,

@@ -71,13 +71,20 @@ impl Server {
         let sink = log.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(port) = line.split("/mcp").next().and_then(|s| s.rsplit(':').next()).filter(|_| line.contains("listening on http://")) {
+                if let Some(port) = line
+                    .split("/mcp")
+                    .next()
+                    .and_then(|s| s.rsplit(':').next())
+                    .filter(|_| line.contains("listening on http://"))
+                {
                     let _ = tx.send(port.to_string());
                 }
                 sink.lock().unwrap().push_str(&(line + "\n"));
             }
         });
-        let port = rx.recv_timeout(Duration::from_secs(20)).unwrap_or_else(|_| panic!("server did not announce its address; stderr:\n{}", log.lock().unwrap()));
+        let port = rx
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("server did not announce its address; stderr:\n{}", log.lock().unwrap()));
         Server { child, addr: format!("127.0.0.1:{port}"), project, _home: home, _models: models, log }
     }
 
@@ -174,12 +181,17 @@ pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], b
     let mut out = Vec::new();
     let _ = stream.read_to_end(&mut out);
     let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no HTTP status in {text:?}"));
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP status in {text:?}"));
     Reply { status, text }
 }
 
 /// The headers a streamable HTTP client sends with a JSON-RPC POST.
-pub const MCP_POST: &[(&str, &str)] = &[("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+pub const MCP_POST: &[(&str, &str)] =
+    &[("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
 
 /// A JSON-RPC `initialize` request.
 pub fn initialize(id: u64) -> String {
@@ -219,7 +231,9 @@ impl<S: Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin> SseReader<S> {
                 }
                 continue;
             }
-            let chunk = tokio::time::timeout(Duration::from_secs(15), self.body.next()).await.expect("no SSE event within 15 s");
+            let chunk = tokio::time::timeout(Duration::from_secs(15), self.body.next())
+                .await
+                .expect("no SSE event within 15 s");
             let chunk = chunk.expect("SSE stream ended").unwrap();
             self.buf.push_str(&String::from_utf8_lossy(&chunk).replace("\r\n", "\n"));
         }
@@ -227,7 +241,10 @@ impl<S: Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin> SseReader<S> {
 }
 
 /// The JSON of a `message` event answering request `id`, skipping other messages.
-pub async fn answer<S: Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin>(events: &mut SseReader<S>, id: u64) -> serde_json::Value {
+pub async fn answer<S: Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin>(
+    events: &mut SseReader<S>,
+    id: u64,
+) -> serde_json::Value {
     loop {
         let (name, data) = events.next().await;
         assert_eq!(name, "message", "unexpected event {name}: {data}");
@@ -237,4 +254,3 @@ pub async fn answer<S: Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin>(eve
         }
     }
 }
-
