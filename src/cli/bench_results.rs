@@ -10,8 +10,8 @@ use std::process::ExitCode;
 /// Flags of `refrain bench results`.
 #[derive(Debug, Args)]
 pub struct ResultsBenchArgs {
-    /// GPTCache's mock_data.json (origin/similar pairs, MIT), read at run time.
-    #[arg(long, default_value = "../shared/data/gptcache/mock_data.json")]
+    /// GPTCache's mock_data.json (origin/similar pairs, MIT; zilliztech/GPTCache examples/benchmark), read at run time.
+    #[arg(long)]
     pub data: PathBuf,
     /// Skip the quality part.
     #[arg(long)]

@@ -244,9 +244,9 @@ fn index(msgs: &[Value]) -> (Vec<Use>, Vec<(usize, String, u64)>) {
                     msg: i,
                     id: s("id"),
                     name: s("name"),
-                    input_tokens: b.get("input").map(|x| value_tokens(x)).unwrap_or(0),
+                    input_tokens: b.get("input").map(value_tokens).unwrap_or(0),
                 }),
-                Some("tool_result") => results.push((i, s("tool_use_id"), value_tokens(&b))),
+                Some("tool_result") => results.push((i, s("tool_use_id"), value_tokens(b))),
                 _ => {}
             }
         }

@@ -73,7 +73,7 @@ pub fn preview(
     let price = fam.input_usd_per_mtok / 1e6;
     let (wm, rm) = (pr.write_mult(&pr.ttl_default), pr.read_mult(&fam));
     let kept: u64 = match c.first_changed {
-        Some(i) => c.messages[..i].iter().map(|m| compact::value_tokens(m)).sum(),
+        Some(i) => c.messages[..i].iter().map(compact::value_tokens).sum(),
         None => c.tokens_after,
     };
     let write_tokens = c.tokens_after.saturating_sub(kept);
