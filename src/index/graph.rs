@@ -53,8 +53,13 @@ impl Graph {
     }
 
     /// Up to `k` (id, cosine similarity) pairs passing `keep`.
-    pub fn search(&self, q: &[f32], k: usize, keep: impl Fn(&usize) -> bool) -> Vec<(u64, f32)> {
+    /// Without deletions (`keep` is None) the unfiltered search runs, which is much cheaper.
+    pub fn search(&self, q: &[f32], k: usize, keep: Option<&dyn Fn(&usize) -> bool>) -> Vec<(u64, f32)> {
         let ef = EF_SEARCH.max(k * 2);
-        self.hnsw.search_filter(q, k, ef, Some(&keep)).into_iter().map(|n| (n.d_id as u64, 1.0 - n.distance)).collect()
+        let found = match keep {
+            Some(f) => self.hnsw.search_filter(q, k, ef, Some(&f)),
+            None => self.hnsw.search(q, k, ef),
+        };
+        found.into_iter().map(|n| (n.d_id as u64, 1.0 - n.distance)).collect()
     }
 }

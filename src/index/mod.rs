@@ -184,9 +184,12 @@ impl VectorIndex {
         let scopes = self.read();
         let Some(s) = scopes.get(scope) else { return Vec::new() };
         let mut hits: Vec<Hit> = match &s.graph {
-            Some(g) => g
-                .search(query, k, |id| s.live.contains_key(&(*id as u64)))
-                .into_iter()
+            Some(g) => {
+                let keep = |id: &usize| s.live.contains_key(&(*id as u64));
+                let deleted = g.len() > s.live.len();
+                g.search(query, k, if deleted { Some(&keep) } else { None })
+            }
+            .into_iter()
                 .filter_map(|(id, score)| s.live.get(&id).map(|t| Hit { id, target: t.clone(), score }))
                 .collect(),
             None => {
