@@ -167,6 +167,39 @@ impl VectorIndex {
         Ok(id)
     }
 
+    /// Stores and indexes many vectors of one scope at once (a bulk import); graph inserts use
+    /// every core. The caller flushes. Returns the new ids in input order.
+    pub fn insert_many(&self, store: &Store, scope: &str, items: Vec<(Vec<u8>, Vec<f32>)>) -> Result<Vec<u64>, Error> {
+        let mut ids = Vec::with_capacity(items.len());
+        for (target, vector) in &items {
+            let id = store.next_id()?;
+            let rec = VectorRecord { scope: scope.to_string(), target: target.clone(), vector: vector.clone() };
+            records::put(store, id, &rec)?;
+            ids.push(id);
+        }
+        let mut scopes = self.write();
+        let s = scopes.entry(scope.to_string()).or_default();
+        let mut for_graph = Vec::new();
+        for (&id, (target, vector)) in ids.iter().zip(items) {
+            s.live.insert(id, target.clone());
+            if s.graph.is_some() {
+                for_graph.push((id, vector));
+            } else {
+                s.flat.insert(id, (target, vector));
+            }
+        }
+        match &s.graph {
+            Some(g) => {
+                g.insert_many(&for_graph);
+                s.max_id = s.max_id.max(ids.iter().copied().max().unwrap_or(0));
+                s.dirty = true;
+            }
+            None if s.flat.len() >= HNSW_MIN => promote(s),
+            None => {}
+        }
+        Ok(ids)
+    }
+
     /// Removes a vector from the store and the index.
     pub fn remove(&self, store: &Store, id: u64) -> Result<(), Error> {
         records::remove(store, id)?;
@@ -190,8 +223,8 @@ impl VectorIndex {
                 g.search(query, k, if deleted { Some(&keep) } else { None })
             }
             .into_iter()
-                .filter_map(|(id, score)| s.live.get(&id).map(|t| Hit { id, target: t.clone(), score }))
-                .collect(),
+            .filter_map(|(id, score)| s.live.get(&id).map(|t| Hit { id, target: t.clone(), score }))
+            .collect(),
             None => {
                 s.flat.iter().map(|(id, (t, v))| Hit { id: *id, target: t.clone(), score: cosine(query, v) }).collect()
             }
@@ -295,6 +328,25 @@ mod tests {
         assert_eq!(again.len(), HNSW_MIN + 6);
         let hits = again.search("big", &unit(100_000), 10, 0.999);
         assert!(hits.iter().any(|h| h.id == late), "a vector stored after the dump is found");
+    }
+
+    #[test]
+    fn bulk_inserts_match_single_inserts_on_both_sides_of_the_graph_threshold() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let idx = VectorIndex::default();
+        let batch = |from: u32, to: u32| (from..to).map(|i| (format!("t{i}").into_bytes(), unit(i))).collect();
+        let first = idx.insert_many(&store, "bulk", batch(0, 100)).unwrap();
+        assert_eq!(first.len(), 100);
+        idx.insert_many(&store, "bulk", batch(100, HNSW_MIN as u32 + 50)).unwrap();
+        idx.insert_many(&store, "bulk", batch(HNSW_MIN as u32 + 50, HNSW_MIN as u32 + 80)).unwrap();
+        assert_eq!(idx.len(), HNSW_MIN + 80);
+        for probe in [3, HNSW_MIN as u32 + 60] {
+            let hits = idx.search("bulk", &unit(probe), 1, 0.999);
+            assert_eq!(hits[0].target, format!("t{probe}").into_bytes());
+        }
+        let again = VectorIndex::rebuild(&store).unwrap();
+        assert_eq!(again.len(), HNSW_MIN + 80, "bulk-inserted vectors are in the store");
     }
 
     #[test]
