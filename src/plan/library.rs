@@ -143,31 +143,43 @@ pub fn feedback(
     reason: Option<&str>,
     quarantine_after: u32,
 ) -> Result<StoredPlan, Error> {
-    let mut rec = get(store, id)?.ok_or_else(|| Error::NotFound(id.to_string()))?;
-    let c = &mut rec.plan.counters;
-    match outcome {
-        Outcome::Success => {
-            c.successes += 1;
-            c.failure_streak = 0;
-        }
-        Outcome::Failure => {
-            c.failures += 1;
-            c.failure_streak += 1;
-            if c.failure_streak >= quarantine_after.max(1) {
-                rec.plan.quarantined = Some(format!(
-                    "{} failure(s) in a row{}",
-                    c.failure_streak,
-                    reason.map(|r| format!("; last: {r}")).unwrap_or_default()
-                ));
+    let rec = update(store, id, |rec| {
+        let c = &mut rec.plan.counters;
+        match outcome {
+            Outcome::Success => {
+                c.successes += 1;
+                c.failure_streak = 0;
+            }
+            Outcome::Failure => {
+                c.failures += 1;
+                c.failure_streak += 1;
+                if c.failure_streak >= quarantine_after.max(1) {
+                    rec.plan.quarantined = Some(format!(
+                        "{} failure(s) in a row{}",
+                        c.failure_streak,
+                        reason.map(|r| format!("; last: {r}")).unwrap_or_default()
+                    ));
+                }
+            }
+            Outcome::Release => {
+                c.failure_streak = 0;
+                rec.plan.quarantined = None;
             }
         }
-        Outcome::Release => {
-            c.failure_streak = 0;
-            rec.plan.quarantined = None;
-        }
-    }
-    put(store, &rec)?;
+    })?
+    .ok_or_else(|| Error::NotFound(id.to_string()))?;
     Ok(rec.plan)
+}
+
+/// Atomically changes a stored plan (counters, quarantine); concurrent changes are all kept.
+/// Returns the plan as written, or None when there is no such plan.
+pub fn update(store: &Store, id: &str, mut change: impl FnMut(&mut Record)) -> Result<Option<Record>, Error> {
+    Ok(store.update(trees::PLANS, id.as_bytes(), |rec: Option<Record>| {
+        rec.map(|mut r| {
+            change(&mut r);
+            r
+        })
+    })?)
 }
 
 /// Ranking factor for a plan's recent failures (1.0 for a plan without failures).

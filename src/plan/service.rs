@@ -269,11 +269,11 @@ async fn neighbours(app: &App, task: &str, k: usize) -> Result<Vec<(String, f32)
 fn served(app: &App, j: Judged) -> Result<Hit, Error> {
     let filled = j.filled.ok_or_else(|| Error::Invalid("served plan was not filled".into()))?;
     let counters = j.plan.counters.clone();
-    if let Some(mut rec) = library::get(&app.store, &j.plan.id)? {
+    let at = now();
+    library::update(&app.store, &j.plan.id, |rec| {
         rec.plan.counters.hits += 1;
-        rec.plan.last_hit_at = Some(now());
-        library::put(&app.store, &rec)?;
-    }
+        rec.plan.last_hit_at = Some(at);
+    })?;
     Ok(Hit {
         plan_id: j.plan.id,
         score: j.score,

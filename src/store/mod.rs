@@ -199,6 +199,47 @@ impl Store {
         Ok(new.and_then(|b| <[u8; 8]>::try_from(b.as_ref()).ok()).map(u64::from_be_bytes).unwrap_or(0))
     }
 
+    /// Atomically rewrites one value: `f` sees the current value (None when absent) and returns
+    /// the new one (None leaves the key as it is). Concurrent updates of one key never lose each
+    /// other's changes (`f` may run more than once). Returns the value written, if any.
+    pub fn update<T: Serialize + DeserializeOwned>(
+        &self,
+        tree: TreeName,
+        key: &[u8],
+        mut f: impl FnMut(Option<T>) -> Option<T>,
+    ) -> Result<Option<T>> {
+        self.check_room()?;
+        let t = self.tree(tree)?;
+        let mut failure = None;
+        let mut written = None;
+        t.update_and_fetch(key, |old| {
+            failure = None;
+            written = None;
+            let current = match old.map(|b| decode::<T>(tree, b)).transpose() {
+                Ok(v) => v,
+                Err(e) => {
+                    failure = Some(e);
+                    return old.map(<[u8]>::to_vec);
+                }
+            };
+            let Some(new) = f(current) else { return old.map(<[u8]>::to_vec) };
+            match encode(tree, &new) {
+                Ok(bytes) => {
+                    written = Some(new);
+                    Some(bytes)
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    old.map(<[u8]>::to_vec)
+                }
+            }
+        })?;
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(written),
+        }
+    }
+
     /// Reads a counter written by `incr`.
     pub fn counter(&self, tree: TreeName, key: &[u8]) -> Result<u64> {
         let v = self.tree(tree)?.get(key)?;
@@ -259,6 +300,25 @@ fn decode<T: DeserializeOwned>(tree: TreeName, bytes: &[u8]) -> Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn concurrent_updates_of_one_key_lose_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..250 {
+                        store.update::<u64>(trees::STATS, b"n", |v| Some(v.unwrap_or(0) + 1)).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(store.get::<u64>(trees::STATS, b"n").unwrap(), Some(1000));
+        let untouched = store.update::<u64>(trees::STATS, b"absent", |_| None).unwrap();
+        assert_eq!(untouched, None);
+        assert_eq!(store.get::<u64>(trees::STATS, b"absent").unwrap(), None);
+    }
 
     #[test]
     fn values_survive_reopen_after_flush() {
