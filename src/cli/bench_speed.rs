@@ -67,8 +67,13 @@ fn one_size(
     let tmp = std::env::temp_dir().join(format!("refrain-bench-{}-{n}", std::process::id()));
     let (home, project) = (tmp.join("home"), tmp.join("project"));
     std::fs::create_dir_all(&project)?;
+    // Files last modified an hour ago, as most of a project is (recently written files are
+    // re-hashed on every check; see results::fresh::RACY_NS).
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
     for i in 0..100 {
-        std::fs::write(project.join(format!("f{i}.rs")), format!("// file {i}\n"))?;
+        let f = project.join(format!("f{i}.rs"));
+        std::fs::write(&f, format!("// file {i}\n"))?;
+        std::fs::File::options().write(true).open(&f)?.set_modified(hour_ago)?;
     }
     let semantic = args.semantic_entries.min(queries.len()).min(n);
     fill(&home, &project, model_dir, n, &queries[..semantic])?;
