@@ -99,6 +99,24 @@ pub fn run(global: &GlobalArgs, args: &ResultsBenchArgs) -> anyhow::Result<()> {
             pairs.len()
         )?;
     }
+    // How far any decision rule at the top candidate can go on this data: the nearest stored
+    // origin is the paraphrase's own only so often, and many origins are near-copies of another.
+    let top1 = pairs
+        .iter()
+        .zip(&nearest)
+        .filter(|(p, n)| n.first().map(|(i, _)| Some(*i) == origin_id.get(&p.origin).copied()).unwrap_or(false))
+        .count();
+    let twins = ov
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| ov.iter().enumerate().any(|(j, b)| *i != j && cosine(a, b) >= 0.9))
+        .count();
+    writeln!(
+        out,
+        "\nNearest stored origin is the right one for {top1} of {} paraphrases; {twins} of {} origins have a near-copy (cosine >= 0.90) among the others.",
+        pairs.len(),
+        origins.len()
+    )?;
     let d = score(&pairs, &origins, &origin_id, &nearest, &default, false);
     let n = score(&pairs, &origins, &origin_id, &nearest, &default, true);
     let total = pairs.len() as f64;

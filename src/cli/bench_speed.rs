@@ -96,8 +96,9 @@ fn one_size(
         }
     }
     let mut sem = Vec::new();
-    for s in 0..args.samples.min(semantic) {
-        let q = &queries[next(semantic.max(1))].1;
+    // Each paraphrase once: a text sent twice would be served from the recent-vector memory and
+    // measure no embedding at all.
+    for (s, (_, q)) in queries.iter().take(args.samples.min(semantic)).enumerate() {
         let (ms, v) = srv.call("response_cache_get", json!({"tool": "WebSearch", "query": q}))?;
         if v["structuredContent"]["status"] == "hit" && s > 0 {
             sem.push(ms);

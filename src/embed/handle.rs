@@ -1,10 +1,13 @@
 //! A shared handle to the embedder that loads it in the background.
 //!
 //! `EmbedHandle::spawn` returns at once; `embed` waits until loading settles, then either embeds or
-//! reports why no model is available. `state` never waits (for `cache_stats`).
+//! reports why no model is available. `state` never waits (for `cache_stats`). The vectors of the
+//! last `RECENT` texts are kept: an agent often sends one text twice (a lookup that missed, then the
+//! store after the work; the prompt hook, then the agent's own plan_lookup).
 
 use super::{Embedder, Error, FastEmbedder, ModelFiles};
-use std::sync::Arc;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::watch;
 
@@ -33,6 +36,34 @@ impl std::fmt::Debug for ModelState {
 #[derive(Clone)]
 pub struct EmbedHandle {
     rx: watch::Receiver<ModelState>,
+    recent: Arc<Mutex<Recent>>,
+}
+
+/// Texts embedded recently and their vectors, oldest first.
+#[derive(Default)]
+struct Recent {
+    vectors: HashMap<String, Vec<f32>>,
+    order: VecDeque<String>,
+}
+
+/// How many recent texts keep their vectors.
+const RECENT: usize = 256;
+
+impl Recent {
+    fn get(&self, text: &str) -> Option<Vec<f32>> {
+        self.vectors.get(text).cloned()
+    }
+
+    fn put(&mut self, text: &str, v: &[f32]) {
+        if self.vectors.insert(text.to_string(), v.to_vec()).is_none() {
+            self.order.push_back(text.to_string());
+        }
+        while self.order.len() > RECENT {
+            if let Some(old) = self.order.pop_front() {
+                self.vectors.remove(&old);
+            }
+        }
+    }
 }
 
 impl EmbedHandle {
@@ -58,13 +89,13 @@ impl EmbedHandle {
             };
             let _ = tx.send(state);
         });
-        EmbedHandle { rx }
+        EmbedHandle { rx, recent: Arc::default() }
     }
 
     /// A handle with a fixed state (tests, or a model supplied in-process).
     pub fn fixed(state: ModelState) -> EmbedHandle {
         let (_tx, rx) = watch::channel(state);
-        EmbedHandle { rx }
+        EmbedHandle { rx, recent: Arc::default() }
     }
 
     /// The current state, without waiting.
@@ -100,6 +131,56 @@ impl EmbedHandle {
 
     /// Embeds one text.
     pub async fn embed_one(&self, text: &str) -> Result<Vec<f32>, Error> {
-        self.embed(vec![text.to_string()]).await?.pop().ok_or_else(|| Error::Failed("no vector returned".into()))
+        if let Some(v) = self.recent().get(text) {
+            return Ok(v);
+        }
+        let v = self
+            .embed(vec![text.to_string()])
+            .await?
+            .pop()
+            .ok_or_else(|| Error::Failed("no vector returned".into()))?;
+        self.recent().put(text, &v);
+        Ok(v)
+    }
+
+    fn recent(&self) -> std::sync::MutexGuard<'_, Recent> {
+        self.recent.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts the texts it embeds.
+    #[derive(Default)]
+    struct Counting(AtomicUsize);
+
+    impl Embedder for Counting {
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Error> {
+            self.0.fetch_add(texts.len(), Ordering::SeqCst);
+            Ok(texts.iter().map(|t| vec![t.len() as f32]).collect())
+        }
+        fn dim(&self) -> usize {
+            1
+        }
+        fn name(&self) -> &str {
+            "counting"
+        }
+    }
+
+    #[tokio::test]
+    async fn a_text_sent_again_is_not_embedded_again_until_it_ages_out() {
+        let model = Arc::new(Counting::default());
+        let handle = EmbedHandle::fixed(ModelState::Ready(model.clone()));
+        assert_eq!(handle.embed_one("add a flag").await.unwrap(), vec![10.0]);
+        assert_eq!(handle.embed_one("add a flag").await.unwrap(), vec![10.0]);
+        assert_eq!(model.0.load(Ordering::SeqCst), 1);
+        for i in 0..RECENT {
+            handle.embed_one(&format!("text {i}")).await.unwrap();
+        }
+        handle.embed_one("add a flag").await.unwrap();
+        assert_eq!(model.0.load(Ordering::SeqCst), RECENT + 2, "the oldest text was forgotten");
     }
 }
