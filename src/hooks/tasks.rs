@@ -116,7 +116,11 @@ mod tests {
     #[test]
     fn todo_write_replaces_the_whole_list() {
         let mut l = TaskList::default();
-        l.call("TodoWrite", &json!({"todos": [{"content": "a", "status": "completed"}, {"content": "b", "status": "in_progress"}]}), None);
+        l.call(
+            "TodoWrite",
+            &json!({"todos": [{"content": "a", "status": "completed"}, {"content": "b", "status": "in_progress"}]}),
+            None,
+        );
         assert_eq!((l.steps(), l.done()), (vec!["a".to_string(), "b".to_string()], false));
     }
 }

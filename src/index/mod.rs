@@ -190,8 +190,8 @@ impl VectorIndex {
                 g.search(query, k, if deleted { Some(&keep) } else { None })
             }
             .into_iter()
-                .filter_map(|(id, score)| s.live.get(&id).map(|t| Hit { id, target: t.clone(), score }))
-                .collect(),
+            .filter_map(|(id, score)| s.live.get(&id).map(|t| Hit { id, target: t.clone(), score }))
+            .collect(),
             None => {
                 s.flat.iter().map(|(id, (t, v))| Hit { id: *id, target: t.clone(), score: cosine(query, v) }).collect()
             }

@@ -136,7 +136,8 @@ mod tests {
 
     #[test]
     fn toml_env_records_refrain_settings_and_keeps_the_users_own() {
-        let mut doc: DocumentMut = "[mcp_servers.refrain]\ncommand = \"x\"\nenv = { RUST_LOG = \"debug\" }\n".parse().unwrap();
+        let mut doc: DocumentMut =
+            "[mcp_servers.refrain]\ncommand = \"x\"\nenv = { RUST_LOG = \"debug\" }\n".parse().unwrap();
         let env = vec![("REFRAIN_HOME".to_string(), "/data/refrain".to_string())];
         add_toml(&mut doc, "refrain", &env).unwrap();
         let once = doc.to_string();
