@@ -20,7 +20,8 @@ fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
         .env("HOME", &s.home)
         .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", mock.port))
         .env("ANTHROPIC_API_KEY", "sk-ant-offline-test")
-        .env("ENABLE_TOOL_SEARCH", "false");
+        .env("ENABLE_TOOL_SEARCH", "false")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
     let (out, took) = run_agent(cmd, &mock.log.join("claude"), Duration::from_secs(120));
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "claude failed: {stderr}\n{stdout}");
