@@ -173,6 +173,25 @@ mod tests {
     }
 
     #[test]
+    fn claude_task_tools_give_the_steps_and_are_not_calls() {
+        let t = lines(concat!(
+            r#"{"type":"user","message":{"content":"fix the typo in notes.txt"}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"u1","name":"TaskCreate","input":{"subject":"fix notes.txt","description":"d"}}]}}"#,
+            "\n",
+            r#"{"type":"user","toolUseResult":{"task":{"id":"4"}},"message":{"content":[{"type":"tool_result","tool_use_id":"u1","content":"Task #4 created"}]}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"u2","name":"Edit","input":{"file_path":"notes.txt"}}]}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"u3","name":"TaskUpdate","input":{"taskId":"4","status":"completed"}}]}}"#,
+        ));
+        let trace = claude(&t, None).unwrap();
+        assert_eq!(trace.steps, vec!["fix notes.txt"]);
+        assert_eq!(trace.calls, vec![json!({"tool": "Edit", "input": {"file_path": "notes.txt"}})]);
+        assert_eq!(claude(&t[..4], None), None, "a task still open holds the plan back");
+    }
+
+    #[test]
     fn claude_turn_left_unfinished_or_interrupted_is_not_stored() {
         let open = lines(concat!(
             r#"{"type":"user","message":{"content":"do it"}}"#,
