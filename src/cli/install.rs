@@ -63,7 +63,23 @@ fn options(global: &GlobalArgs, common: &CommonArgs, command: String, hooks: boo
     let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf()).ok_or(integrate::Error::NoHome)?;
     let project = crate::project::Project::resolve(global.project.as_deref(), Path::new("/"))?.root;
     let only = common.only.as_deref().map(integrate::parse_agents).transpose()?;
-    Ok(Options { scope: common.scope, only, hooks, command, project, home })
+    Ok(Options { scope: common.scope, only, hooks, command, project, home, env: recorded_env(global)? })
+}
+
+/// REFRAIN_HOME and REFRAIN_MODEL_DIR as given to this command (flag, else environment), made
+/// absolute: the agents start `refrain serve` and the hooks with their own environment, so a
+/// custom data or model directory must travel in the registration.
+fn recorded_env(global: &GlobalArgs) -> anyhow::Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for ((key, _), flag) in integrate::RECORDED_ENV.iter().zip([&global.home, &global.model_dir]) {
+        let Some(path) = flag.clone().or_else(|| std::env::var_os(key).filter(|v| !v.is_empty()).map(PathBuf::from))
+        else {
+            continue;
+        };
+        let path = std::path::absolute(&path)?;
+        out.push((key.to_string(), path.to_string_lossy().into_owned()));
+    }
+    Ok(out)
 }
 
 fn finish(opts: &Options, edits: &[FileEdit], dry_run: bool, done: &str) -> anyhow::Result<ExitCode> {

@@ -78,7 +78,13 @@ pub fn classify(_agent: Agent, p: &Payload, config: &HooksConfig) -> Option<Effe
             }
             Some(Effect::Write { paths, recursive: false })
         }
-        t if SHELLS.contains(&t) => shell_effect(&command_text(&input)?, &cwd),
+        t if SHELLS.contains(&t) => {
+            let command = command_text(&input)?;
+            match shell_file_read(&command, &cwd) {
+                Some(files) => Some(Effect::Read { files, trees: Vec::new() }),
+                None => shell_effect(&command, &cwd),
+            }
+        }
         t if t.starts_with("mcp__") => {
             read_only_mcp(t, config).then(|| Effect::Read { files: Vec::new(), trees: Vec::new() })
         }
@@ -158,6 +164,44 @@ const READ_ONLY_COMMANDS: [&str; 26] = [
 const WRITERS: [&str; 7] = ["rm", "mv", "cp", "touch", "mkdir", "tee", "truncate"];
 const GIT_READS: [&str; 8] = ["status", "log", "diff", "show", "blame", "rev-parse", "ls-files", "grep"];
 
+/// Commands that print files and nothing else, when given file arguments.
+const FILE_PRINTERS: [&str; 6] = ["cat", "head", "tail", "wc", "nl", "sed"];
+
+/// The files a shell command only prints (`cat a.rs`, `sed -n '1,80p' a.rs`, `head -n 20 a.rs`):
+/// such a result depends on exactly those files, like a Read. None for anything else (pipes,
+/// redirections, substitutions, other commands, arguments that are not existing files).
+pub fn shell_file_read(command: &str, cwd: &str) -> Option<Vec<String>> {
+    if command.contains(['|', ';', '&', '>', '<', '`', '$', '\n', '*', '?']) {
+        return None;
+    }
+    let words: Vec<&str> = command.split_whitespace().map(|w| w.trim_matches(['"', '\''])).collect();
+    let (&cmd, args) = words.split_first()?;
+    if !FILE_PRINTERS.contains(&cmd) || (cmd == "sed" && !args.contains(&"-n")) {
+        return None;
+    }
+    let mut files = Vec::new();
+    let mut skip_value = false;
+    let mut sed_script = cmd == "sed";
+    for a in args {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        if a.starts_with('-') {
+            skip_value = matches!(cmd, "head" | "tail") && matches!(*a, "-n" | "-c");
+            continue;
+        }
+        if std::mem::take(&mut sed_script) {
+            continue;
+        }
+        let path = absolute(cwd, a);
+        if !Path::new(&path).is_file() {
+            return None;
+        }
+        files.push(path);
+    }
+    (!files.is_empty()).then_some(files)
+}
+
 /// What a shell command line does to files.
 pub fn shell_effect(command: &str, cwd: &str) -> Option<Effect> {
     let unknown = || Some(Effect::Write { paths: vec![cwd.to_string()], recursive: true });
@@ -209,6 +253,20 @@ mod tests {
             Effect::Read { .. } => vec![],
         });
         assert_eq!(got, want.map(|v| v.into_iter().map(String::from).collect()));
+    }
+
+    #[test]
+    fn shell_commands_that_only_print_files_are_reads_of_those_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "x").unwrap();
+        let cwd = dir.path().to_string_lossy().into_owned();
+        let a = dir.path().join("a.txt").to_string_lossy().into_owned();
+        for cmd in ["cat a.txt", "sed -n '1,80p' a.txt", "head -n 20 a.txt", "wc -l a.txt"] {
+            assert_eq!(shell_file_read(cmd, &cwd), Some(vec![a.clone()]), "{cmd}");
+        }
+        for cmd in ["cat missing.txt", "cat a.txt | wc", "sed s/a/b/ a.txt", "cat", "ls a.txt", "cat *.txt"] {
+            assert_eq!(shell_file_read(cmd, &cwd), None, "{cmd}");
+        }
     }
 
     #[test]

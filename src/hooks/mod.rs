@@ -9,6 +9,7 @@ pub mod calls;
 pub mod classify;
 pub mod events;
 pub mod payload;
+pub mod tasks;
 pub mod trace;
 
 pub use payload::Payload;

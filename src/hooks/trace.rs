@@ -2,6 +2,7 @@
 //! user's prompt), the todo items (Claude Code's TodoWrite, Codex's update_plan) and the tool
 //! calls that carried them out. Failed, interrupted or unfinished turns yield nothing.
 
+use super::tasks::{TASK_TOOLS, TaskList};
 use super::{Agent, Error, Payload};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -64,12 +65,13 @@ fn claude(lines: &[Value], prompt_id: Option<&str>) -> Option<Trace> {
         claude_prompt(e).is_some() && prompt_id.is_none_or(|id| e.get("promptId").and_then(Value::as_str) == Some(id))
     })?;
     let task = claude_prompt(&lines[start])?;
-    let (mut steps, mut calls) = (Vec::new(), Vec::new());
-    let mut todos_done = true;
+    let mut calls = Vec::new();
+    let mut tasks = TaskList::default();
     for e in &lines[start + 1..] {
         if e.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true) {
             return None;
         }
+        tasks.result(e);
         let Some(content) = e.get("message").and_then(|m| m.get("content")) else { continue };
         for block in content.as_array().into_iter().flatten() {
             match block.get("type").and_then(Value::as_str) {
@@ -86,13 +88,8 @@ fn claude(lines: &[Value], prompt_id: Option<&str>) -> Option<Trace> {
                     let input = block.get("input").cloned().unwrap_or(Value::Null);
                     if name.starts_with("mcp__refrain__") {
                         continue;
-                    } else if name == "TodoWrite" {
-                        let todos = input.get("todos").and_then(Value::as_array).cloned().unwrap_or_default();
-                        steps = todos
-                            .iter()
-                            .filter_map(|t| t.get("content").and_then(Value::as_str).map(str::to_string))
-                            .collect();
-                        todos_done = todos.iter().all(|t| t.get("status").and_then(Value::as_str) == Some("completed"));
+                    } else if TASK_TOOLS.contains(&name) {
+                        tasks.call(name, &input, block.get("id").and_then(Value::as_str));
                     } else {
                         calls.push(json!({"tool": name, "input": input}));
                     }
@@ -101,7 +98,7 @@ fn claude(lines: &[Value], prompt_id: Option<&str>) -> Option<Trace> {
             }
         }
     }
-    todos_done.then_some(Trace { task, steps, calls })
+    tasks.done().then(|| Trace { task, steps: tasks.steps(), calls })
 }
 
 fn codex(lines: &[Value]) -> Option<Trace> {
@@ -173,6 +170,25 @@ mod tests {
         assert_eq!(trace.task, "add a flag --x to src/cli.rs");
         assert_eq!(trace.steps, vec!["edit src/cli.rs", "run tests"]);
         assert_eq!(trace.calls, vec![json!({"tool": "Edit", "input": {"file_path": "src/cli.rs"}})]);
+    }
+
+    #[test]
+    fn claude_task_tools_give_the_steps_and_are_not_calls() {
+        let t = lines(concat!(
+            r#"{"type":"user","message":{"content":"fix the typo in notes.txt"}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"u1","name":"TaskCreate","input":{"subject":"fix notes.txt","description":"d"}}]}}"#,
+            "\n",
+            r#"{"type":"user","toolUseResult":{"task":{"id":"4"}},"message":{"content":[{"type":"tool_result","tool_use_id":"u1","content":"Task #4 created"}]}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"u2","name":"Edit","input":{"file_path":"notes.txt"}}]}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"u3","name":"TaskUpdate","input":{"taskId":"4","status":"completed"}}]}}"#,
+        ));
+        let trace = claude(&t, None).unwrap();
+        assert_eq!(trace.steps, vec!["fix notes.txt"]);
+        assert_eq!(trace.calls, vec![json!({"tool": "Edit", "input": {"file_path": "notes.txt"}})]);
+        assert_eq!(claude(&t[..4], None), None, "a task still open holds the plan back");
     }
 
     #[test]

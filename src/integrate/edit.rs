@@ -86,9 +86,10 @@ fn add(target: &Target, doc: &mut Doc, opts: &Options) -> Result<(), Error> {
     let shape = |key| Error::Shape { path: target.path.clone(), key };
     match (&target.kind, doc) {
         (Kind::McpJson(entry), Doc::Json(v)) => mcp::add_json(v, entry).map_err(shape),
-        (Kind::McpToml, Doc::Toml(d)) => mcp::add_toml(d, &opts.command).map_err(shape),
+        (Kind::McpToml, Doc::Toml(d)) => mcp::add_toml(d, &opts.command, &opts.env).map_err(shape),
         (Kind::Hooks(specs), Doc::Json(v)) => {
-            hooks_json::add(v, specs, |event| hook_command(&opts.command, target.agent.name(), event)).map_err(shape)
+            hooks_json::add(v, specs, |event| hook_command(&opts.command, target.agent.name(), event, &opts.env))
+                .map_err(shape)
         }
         _ => Ok(()),
     }

@@ -102,7 +102,7 @@ mod tests {
     use crate::integrate::targets::claude_hooks;
 
     fn cmd(event: &str) -> String {
-        hook_command("/opt/refrain", "claude", event)
+        hook_command("/opt/refrain", "claude", event, &[])
     }
 
     #[test]
@@ -124,7 +124,7 @@ mod tests {
     fn a_moved_binary_updates_the_existing_handler_in_place() {
         let mut doc = json!({});
         add(&mut doc, &claude_hooks(), cmd).unwrap();
-        add(&mut doc, &claude_hooks(), |e| hook_command("/new/refrain", "claude", e)).unwrap();
+        add(&mut doc, &claude_hooks(), |e| hook_command("/new/refrain", "claude", e, &[])).unwrap();
         assert_eq!(doc["hooks"]["Stop"].as_array().unwrap().len(), 1);
         assert_eq!(doc["hooks"]["Stop"][0]["hooks"][0]["command"], "/new/refrain hook claude Stop");
         assert!(remove(&mut doc));

@@ -37,8 +37,9 @@ pub fn remove_json(doc: &mut Value) -> bool {
     true
 }
 
-/// Sets `[mcp_servers.refrain]` command and args, keeping any other keys the user added to it.
-pub fn add_toml(doc: &mut DocumentMut, command: &str) -> Result<(), String> {
+/// Sets `[mcp_servers.refrain]` command, args and the recorded env keys, keeping any other keys
+/// (and env entries) the user added to it.
+pub fn add_toml(doc: &mut DocumentMut, command: &str, env: &[(String, String)]) -> Result<(), String> {
     let servers = doc.entry(TOML_SERVERS).or_insert_with(|| {
         let mut t = Table::new();
         t.set_implicit(true);
@@ -59,6 +60,34 @@ pub fn add_toml(doc: &mut DocumentMut, command: &str) -> Result<(), String> {
         .is_some_and(|a| a.len() == 1 && a.get(0).and_then(|v| v.as_str()) == Some("serve"));
     if !args_ok {
         entry.insert("args", value(Array::from_iter(["serve"])));
+    }
+    set_toml_env(entry, env).map_err(|()| format!("{TOML_SERVERS}.{NAME}.env"))
+}
+
+/// Makes `env` hold exactly the recorded values among refrain's own keys (REFRAIN_HOME,
+/// REFRAIN_MODEL_DIR); other keys stay. An env table left empty is removed.
+fn set_toml_env(entry: &mut dyn toml_edit::TableLike, env: &[(String, String)]) -> Result<(), ()> {
+    if env.is_empty() && entry.get("env").is_none() {
+        return Ok(());
+    }
+    if entry.get("env").is_none() {
+        entry.insert("env", value(toml_edit::InlineTable::new()));
+    }
+    let table = entry.get_mut("env").and_then(Item::as_table_like_mut).ok_or(())?;
+    for (key, _) in super::RECORDED_ENV {
+        let want = env.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+        match want {
+            Some(v) if table.get(key).and_then(Item::as_str) != Some(v) => {
+                table.insert(key, value(v));
+            }
+            None if table.contains_key(key) => {
+                table.remove(key);
+            }
+            _ => {}
+        }
+    }
+    if table.is_empty() {
+        entry.remove("env");
     }
     Ok(())
 }
@@ -97,7 +126,7 @@ mod tests {
     fn toml_entry_keeps_comments_and_other_servers() {
         let text = "# my config\nmodel = \"o3\" # keep\n\n[mcp_servers.other]\ncommand = \"x\"\n";
         let mut doc: DocumentMut = text.parse().unwrap();
-        add_toml(&mut doc, "/bin/refrain").unwrap();
+        add_toml(&mut doc, "/bin/refrain", &[]).unwrap();
         let added = doc.to_string();
         assert!(added.contains("[mcp_servers.refrain]\ncommand = \"/bin/refrain\"\nargs = [\"serve\"]"), "{added}");
         assert!(added.starts_with("# my config\nmodel = \"o3\" # keep"));
@@ -106,9 +135,23 @@ mod tests {
     }
 
     #[test]
+    fn toml_env_records_refrain_settings_and_keeps_the_users_own() {
+        let mut doc: DocumentMut =
+            "[mcp_servers.refrain]\ncommand = \"x\"\nenv = { RUST_LOG = \"debug\" }\n".parse().unwrap();
+        let env = vec![("REFRAIN_HOME".to_string(), "/data/refrain".to_string())];
+        add_toml(&mut doc, "refrain", &env).unwrap();
+        let once = doc.to_string();
+        assert!(once.contains("RUST_LOG = \"debug\"") && once.contains("REFRAIN_HOME = \"/data/refrain\""), "{once}");
+        add_toml(&mut doc, "refrain", &env).unwrap();
+        assert_eq!(doc.to_string(), once, "a second install changes nothing");
+        add_toml(&mut doc, "refrain", &[]).unwrap();
+        assert!(!doc.to_string().contains("REFRAIN_HOME") && doc.to_string().contains("RUST_LOG"));
+    }
+
+    #[test]
     fn toml_container_created_for_refrain_goes_away_with_it() {
         let mut doc: DocumentMut = "model = \"o3\"\n".parse().unwrap();
-        add_toml(&mut doc, "refrain").unwrap();
+        add_toml(&mut doc, "refrain", &[]).unwrap();
         assert!(remove_toml(&mut doc));
         assert_eq!(doc.to_string(), "model = \"o3\"\n");
     }

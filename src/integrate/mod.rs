@@ -69,7 +69,13 @@ pub struct Options {
     pub project: PathBuf,
     /// The user's home directory.
     pub home: PathBuf,
+    /// Settings the agent-started server and hooks must see (REFRAIN_HOME, REFRAIN_MODEL_DIR), as
+    /// given at install time; empty when refrain's defaults apply.
+    pub env: Vec<(String, String)>,
 }
+
+/// The environment variables `install` records, with the hook flag each one maps to.
+pub const RECORDED_ENV: [(&str, &str); 2] = [("REFRAIN_HOME", "--home"), ("REFRAIN_MODEL_DIR", "--model-dir")];
 
 /// The edits that register refrain with the chosen agents.
 pub fn plan_install(opts: &Options) -> Result<Vec<FileEdit>, Error> {
@@ -111,14 +117,22 @@ pub fn parse_agents(list: &str) -> Result<Vec<Agent>, Error> {
     list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(Agent::parse).collect()
 }
 
-/// The hook command line for one agent and event, quoting the binary path when needed.
-pub fn hook_command(command: &str, agent: &str, event: &str) -> String {
-    let safe = command.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@".contains(c));
-    if safe {
-        format!("{command} hook {agent} {event}")
-    } else {
-        format!("'{}' hook {agent} {event}", command.replace('\'', r"'\''"))
+/// The hook command line for one agent and event, quoting the binary path when needed. Recorded
+/// settings (`env`) become the matching flags (`--home`, `--model-dir`) after the event.
+pub fn hook_command(command: &str, agent: &str, event: &str, env: &[(String, String)]) -> String {
+    let mut line = format!("{} hook {agent} {event}", shell_quote(command));
+    for (key, value) in env {
+        if let Some((_, flag)) = RECORDED_ENV.iter().find(|(k, _)| k == key) {
+            line.push_str(&format!(" {flag} {}", shell_quote(value)));
+        }
     }
+    line
+}
+
+/// A word as the shell reads it: unchanged when safe, else single-quoted.
+fn shell_quote(word: &str) -> String {
+    let safe = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@".contains(c));
+    if safe { word.to_string() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
 
 /// True when a hook command was written by refrain (any binary path, any event).
@@ -135,8 +149,12 @@ mod tests {
 
     #[test]
     fn hook_commands_are_recognised_whatever_the_path() {
-        assert!(is_refrain_hook(&hook_command("/usr/local/bin/refrain", "claude", "Stop")));
-        assert!(is_refrain_hook(&hook_command("/home/a b/refrain", "codex", "Stop")));
+        let env = vec![("REFRAIN_HOME".to_string(), "/data dir/refrain".to_string())];
+        assert!(is_refrain_hook(&hook_command("/usr/local/bin/refrain", "claude", "Stop", &[])));
+        assert!(is_refrain_hook(&hook_command("/home/a b/refrain", "codex", "Stop", &[])));
+        let with_home = hook_command("/home/a b/refrain", "codex", "Stop", &env);
+        assert_eq!(with_home, "'/home/a b/refrain' hook codex Stop --home '/data dir/refrain'");
+        assert!(is_refrain_hook(&with_home));
         assert!(!is_refrain_hook("/usr/bin/other hook claude Stop"));
         assert!(!is_refrain_hook("refrain serve"));
     }

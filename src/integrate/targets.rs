@@ -105,11 +105,13 @@ fn on_path(bin: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(bin).is_file()))
 }
 
-/// The stdio server entry for JSON configs.
-fn server_entry(agent: Agent, command: &str) -> Value {
+/// The stdio server entry for JSON configs, with the recorded environment.
+fn server_entry(agent: Agent, command: &str, env: &[(String, String)]) -> Value {
+    let env: serde_json::Map<String, Value> = env.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
     match agent {
-        Agent::Claude => json!({"type": "stdio", "command": command, "args": ["serve"], "env": {}}),
-        _ => json!({"command": command, "args": ["serve"]}),
+        Agent::Claude => json!({"type": "stdio", "command": command, "args": ["serve"], "env": env}),
+        _ if env.is_empty() => json!({"command": command, "args": ["serve"]}),
+        _ => json!({"command": command, "args": ["serve"], "env": env}),
     }
 }
 
@@ -130,11 +132,15 @@ pub fn claude_hooks() -> Vec<HookSpec> {
 }
 
 /// The hooks refrain installs for Codex (hooks.json has the same shape as Claude Code's).
+/// Codex 0.169 also has PreToolUse, but its only network read (web_search) runs on the provider's
+/// side and never reaches a hook, so a PreToolUse hook would run on every call for nothing.
 pub fn codex_hooks() -> Vec<HookSpec> {
     vec![
         HookSpec { event: "UserPromptSubmit", matcher: None, timeout_secs: 10 },
         HookSpec { event: "PostToolUse", matcher: None, timeout_secs: 10 },
         HookSpec { event: "Stop", matcher: None, timeout_secs: 20 },
+        HookSpec { event: "PreCompact", matcher: None, timeout_secs: 10 },
+        HookSpec { event: "PostCompact", matcher: None, timeout_secs: 10 },
     ]
 }
 
@@ -146,7 +152,7 @@ pub fn files(agent: Agent, opts: &Options) -> Vec<Target> {
     match agent {
         Agent::Claude => {
             let mcp = if user { claude_json(home) } else { project.join(".mcp.json") };
-            push(mcp, Kind::McpJson(server_entry(agent, &opts.command)));
+            push(mcp, Kind::McpJson(server_entry(agent, &opts.command, &opts.env)));
             if opts.hooks {
                 let settings =
                     if user { claude_dir(home).join("settings.json") } else { project.join(".claude/settings.json") };
@@ -162,7 +168,7 @@ pub fn files(agent: Agent, opts: &Options) -> Vec<Target> {
         }
         Agent::Cursor => {
             let dir = if user { home.join(".cursor") } else { project.join(".cursor") };
-            push(dir.join("mcp.json"), Kind::McpJson(server_entry(agent, &opts.command)));
+            push(dir.join("mcp.json"), Kind::McpJson(server_entry(agent, &opts.command, &opts.env)));
         }
     }
     out

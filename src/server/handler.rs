@@ -32,7 +32,7 @@ pub struct Handler {
 impl Handler {
     /// A handler over a link.
     pub fn new(link: Arc<Link>) -> Handler {
-        Handler { link, tools: Arc::new(tools::router().list_all()) }
+        Handler { link, tools: Arc::new(tools::schema::tools()) }
     }
 }
 

@@ -16,6 +16,7 @@ pub mod plan_store;
 pub mod response_cache_get;
 pub mod response_cache_invalidate;
 pub mod response_cache_put;
+pub mod schema;
 pub mod session_event;
 
 use crate::app::App;

@@ -131,6 +131,8 @@ fn manifests_match_what_install_writes_into_an_empty_project() {
         .current_dir(&project)
         .env("HOME", tmp.path())
         .env_remove("REFRAIN_PROJECT")
+        .env_remove("REFRAIN_HOME")
+        .env_remove("REFRAIN_MODEL_DIR")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -146,4 +148,44 @@ fn manifests_match_what_install_writes_into_an_empty_project() {
         let want = std::fs::read_to_string(manifests.join(kept)).unwrap();
         assert_eq!(got, want, "manifests/{kept} is out of date");
     }
+}
+
+/// A REFRAIN_HOME and REFRAIN_MODEL_DIR given to install.sh reach what the agents start: the
+/// server entries carry them as env, the hook commands as flags, and a hook run with none of
+/// them in its environment (as Codex runs it) writes to that data home.
+#[test]
+fn a_custom_data_home_and_model_dir_travel_in_the_registration() {
+    let s = Scratch::new();
+    s.run(&["--no-build"]);
+    let (data, models) = (s.home.join("data"), crate::support::model_dir());
+    let claude: serde_json::Value = serde_json::from_str(&s.read(".claude.json")).unwrap();
+    let env = &claude["mcpServers"]["refrain"]["env"];
+    assert_eq!(env["REFRAIN_HOME"], data.to_string_lossy().as_ref(), "{claude}");
+    assert_eq!(env["REFRAIN_MODEL_DIR"], models.to_string_lossy().as_ref(), "{claude}");
+    let codex = s.read(".codex/config.toml");
+    assert!(codex.contains(&format!("REFRAIN_HOME = \"{}\"", data.display())), "{codex}");
+
+    let settings: serde_json::Value = serde_json::from_str(&s.read(".claude/settings.json")).unwrap();
+    let command = settings["hooks"]["PreCompact"][0]["hooks"][0]["command"].as_str().unwrap().to_string();
+    assert!(command.contains(&format!("--home {}", data.display())), "{command}");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hooks/claude-PreCompact-1795311470987647626.json");
+    let mut payload: serde_json::Value = serde_json::from_slice(&std::fs::read(fixture).unwrap()).unwrap();
+    payload["cwd"] = s.project.to_string_lossy().into();
+    let mut child = Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(&s.project)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &s.home)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(payload.to_string().as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+    let root = s.project.canonicalize().unwrap();
+    let store = refrain::store::Store::open(&refrain::project::Project::at(root, &data).db_dir()).unwrap();
+    let events = refrain::hooks::events::of_session(&store, "b7db804a-d194-4fe6-92d4-23ee27b67f10").unwrap();
+    assert_eq!(events.len(), 1, "the hook did not write to the REFRAIN_HOME given at install time");
 }

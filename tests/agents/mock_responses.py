@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""refrain's own test mock of the OpenAI Responses API (SSE), for driving the real Codex CLI offline.
+
+usage: mock_responses.py LOGDIR SCRIPT_JSON
+
+Listens on 127.0.0.1 (a free port, written to LOGDIR/port) and plays a script: SCRIPT_JSON is
+{"steps": [{"name": TOOL, "arguments": {...}} | {"name": TOOL, "input": "freeform text"}, ...],
+ "final": "text"}. A request whose input holds N tool outputs gets step N as a tool call, or the
+final message once the steps are used up. A step whose tool the request does not offer ends the
+turn with a message naming the missing tool (the test then fails on it). Every request is saved as
+LOGDIR/req-NNN.json ({path, body}). Loopback only; no API key is checked."""
+import itertools
+import json
+import os
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOGDIR, SCRIPT = sys.argv[1], json.load(open(sys.argv[2]))
+os.makedirs(LOGDIR, exist_ok=True)
+counter = itertools.count(1)
+OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
+def offered(tools):
+    """(namespace, name, type) of every tool in the request, flattening namespaces."""
+    out = []
+    for t in tools or []:
+        if "tools" in t:
+            out += [(t.get("name") or "", s.get("name") or "", s.get("type") or "function") for s in t["tools"]]
+        else:
+            out.append(("", t.get("name") or "", t.get("type") or "function"))
+    return out
+
+
+def find(tools, name):
+    for ns, nm, kind in offered(tools):
+        if nm and (nm == name or ns + nm == name or f"{ns}__{nm}" == name):
+            return ns, nm, kind
+    return None
+
+
+def sse(obj):
+    return f"event: {obj['type']}\ndata: {json.dumps(obj)}\n\n".encode()
+
+
+def message(n, text):
+    return {"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        data = b'{"models":[],"data":[]}'
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        n = next(counter)
+        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = {"_undecodable_bytes": len(raw), "_encoding": self.headers.get("content-encoding")}
+        with open(f"{LOGDIR}/req-{n:03d}.json", "w") as f:
+            json.dump({"path": self.path, "body": body}, f, indent=1)
+        items = body.get("input", []) if isinstance(body, dict) else []
+        done = sum(1 for i in items if isinstance(i, dict) and i.get("type") in OUTPUTS)
+        steps = SCRIPT["steps"]
+        if done >= len(steps):
+            item = message(n, SCRIPT.get("final", "Done."))
+        else:
+            step = steps[done]
+            hit = find(body.get("tools"), step["name"])
+            if hit is None:
+                item = message(n, f"MOCK: the tool {step['name']} was not offered")
+            elif hit[2] == "custom":
+                item = {"type": "custom_tool_call", "id": f"ctc_{n}", "call_id": f"call_mock{n:04d}",
+                        "name": hit[1], "input": step["input"], "status": "completed"}
+            else:
+                item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_mock{n:04d}", "name": hit[1],
+                        "arguments": json.dumps(step.get("arguments", {})), "status": "completed"}
+                if hit[0]:
+                    item["namespace"] = hit[0]
+        rid = f"resp_mock{n:04d}"
+        usage = {"input_tokens": 5000, "input_tokens_details": {"cached_tokens": 4096}, "output_tokens": 20,
+                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 5020}
+        events = [
+            {"type": "response.created", "response": {"id": rid, "object": "response", "status": "in_progress", "output": []}},
+            {"type": "response.output_item.added", "output_index": 0, "item": item},
+            {"type": "response.output_item.done", "output_index": 0, "item": item},
+            {"type": "response.completed",
+             "response": {"id": rid, "object": "response", "status": "completed", "output": [item], "usage": usage}},
+        ]
+        payload = b"".join(sse(e) for e in events)
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+        self.wfile.flush()
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+with open(os.path.join(LOGDIR, "port.tmp"), "w") as f:
+    f.write(str(server.server_address[1]))
+os.replace(os.path.join(LOGDIR, "port.tmp"), os.path.join(LOGDIR, "port"))
+server.serve_forever()

@@ -1,0 +1,139 @@
+//! refrain's mock model servers (tests/agents/mock_*.py) as child processes, and what the agents
+//! sent them: every request body, the tool calls the model made and the results the agent returned.
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Which API the mock speaks.
+#[derive(Clone, Copy)]
+pub enum Api {
+    /// Anthropic Messages (Claude Code).
+    Anthropic,
+    /// OpenAI Responses (Codex).
+    Responses,
+}
+
+/// A running mock model server playing a script; killed on drop.
+pub struct Mock {
+    child: Child,
+    /// Where the requests are logged.
+    pub log: PathBuf,
+    /// The loopback port.
+    pub port: u16,
+}
+
+impl Mock {
+    /// Starts the mock with `script` ({"steps": [...], "final": "..."}) and waits for its port.
+    pub fn start(api: Api, dir: &Path, script: &Value) -> Mock {
+        let log = dir.to_path_buf();
+        std::fs::create_dir_all(&log).unwrap();
+        let script_file = log.join("script.json");
+        std::fs::write(&script_file, serde_json::to_vec_pretty(script).unwrap()).unwrap();
+        let file = match api {
+            Api::Anthropic => "mock_anthropic.py",
+            Api::Responses => "mock_responses.py",
+        };
+        let child = Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents").join(file))
+            .arg(&log)
+            .arg(&script_file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("python3 is needed for the mock model servers: {e}"));
+        let started = Instant::now();
+        let port = loop {
+            if let Ok(p) = std::fs::read_to_string(log.join("port")) {
+                break p.trim().parse().unwrap();
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "the mock model server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        Mock { child, log, port }
+    }
+
+    /// Every request body received, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.log)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("req-"))
+            .collect();
+        files.sort();
+        files
+            .iter()
+            .map(|f| serde_json::from_slice::<Value>(&std::fs::read(f).unwrap()).unwrap()["body"].clone())
+            .collect()
+    }
+
+    /// The tool calls of the longest conversation the model saw, each `{name, input, result}` with
+    /// the result as text.
+    pub fn calls(&self, api: Api) -> Vec<Value> {
+        let reqs = self.requests();
+        let key = match api {
+            Api::Anthropic => "messages",
+            Api::Responses => "input",
+        };
+        let longest = reqs.iter().max_by_key(|r| r[key].as_array().map_or(0, Vec::len)).cloned().unwrap_or_default();
+        let items = longest[key].as_array().cloned().unwrap_or_default();
+        match api {
+            Api::Anthropic => anthropic_calls(&items),
+            Api::Responses => responses_calls(&items),
+        }
+    }
+
+    /// True when any request the model received contains `needle` anywhere in its body.
+    pub fn saw(&self, needle: &str) -> bool {
+        self.requests().iter().any(|r| r.to_string().contains(needle))
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a.iter().map(|b| b.get("text").map_or_else(|| text_of(b), text_of)).collect(),
+        Value::Object(o) => o.get("text").or_else(|| o.get("output")).map(text_of).unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+fn anthropic_calls(messages: &[Value]) -> Vec<Value> {
+    let blocks: Vec<&Value> = messages.iter().filter_map(|m| m["content"].as_array()).flatten().collect();
+    let result = |id: &Value| {
+        blocks.iter().find(|b| b["type"] == "tool_result" && &b["tool_use_id"] == id).map(|b| text_of(&b["content"]))
+    };
+    blocks
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| json!({"name": b["name"], "input": b["input"], "result": result(&b["id"])}))
+        .collect()
+}
+
+fn responses_calls(items: &[Value]) -> Vec<Value> {
+    let result = |id: &Value| {
+        items
+            .iter()
+            .find(|i| i["type"].as_str().is_some_and(|t| t.ends_with("_output")) && &i["call_id"] == id)
+            .map(|i| text_of(&i["output"]))
+    };
+    items
+        .iter()
+        .filter(|i| matches!(i["type"].as_str(), Some("function_call" | "custom_tool_call")))
+        .map(|i| {
+            let name = match i["namespace"].as_str() {
+                Some(ns) => format!("{ns}__{}", i["name"].as_str().unwrap_or_default()),
+                None => i["name"].as_str().unwrap_or_default().to_string(),
+            };
+            json!({"name": name, "input": i.get("arguments").or(i.get("input")), "result": result(&i["call_id"])})
+        })
+        .collect()
+}

@@ -1,0 +1,153 @@
+//! End to end with the real agents, offline: Claude Code and Codex CLI (installed from npm at
+//! pinned versions, see `clients`) run sessions in a scratch HOME and git project where refrain
+//! was installed by `./install.sh`, against refrain's mock model servers on loopback. The model is
+//! scripted to call the agent's own tools (task list, Read/shell, Edit/apply_patch) and refrain's;
+//! the tests check what reached refrain, what the hooks stored, and what the model was sent.
+//!
+//! The agents are started with a cleared environment, so the server and hooks they start find
+//! refrain's data and model only through what install.sh registered.
+//!
+//! Rerun alone: `cargo test --test it agents -- --nocapture` (prints each session's wall time).
+
+mod claude;
+mod clients;
+mod codex;
+mod mock;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The file each session works on, and its content before the fix.
+const NOTES: &str = "notes.txt";
+const NOTES_BEFORE: &str = "Notes\nteh quick fox\n";
+
+/// A scratch machine: HOME, a git project, refrain's data home and bin dir.
+pub struct Scratch {
+    _tmp: tempfile::TempDir,
+    /// The user's home.
+    pub home: PathBuf,
+    /// The project (a git repository holding notes.txt).
+    pub project: PathBuf,
+    /// REFRAIN_HOME given to install.sh (not the default, on purpose).
+    pub data: PathBuf,
+}
+
+impl Scratch {
+    /// A fresh scratch machine with a git project.
+    pub fn new() -> Scratch {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let (home, project, data) = (root.join("home"), root.join("proj"), root.join("refrain-data"));
+        for d in [&home, &project, &data] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let git = Command::new("git").args(["init", "-q"]).current_dir(&project).status();
+        assert!(git.is_ok_and(|s| s.success()), "git is needed for the agent end-to-end tests");
+        std::fs::write(project.join(NOTES), NOTES_BEFORE).unwrap();
+        Scratch { _tmp: tmp, home, project, data }
+    }
+
+    /// A path in the project.
+    pub fn file(&self, rel: &str) -> String {
+        self.project.join(rel).to_string_lossy().into_owned()
+    }
+
+    /// Runs `./install.sh --no-build --only AGENT` with the test binary, a custom REFRAIN_HOME and
+    /// the provisioned model directory; returns its log.
+    pub fn install(&self, agent: &str) -> String {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+        let out = Command::new("bash")
+            .arg(script)
+            .args(["--no-build", "--only", agent])
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &self.home)
+            .env("REFRAIN_BIN_DIR", self.home.join("bin"))
+            .env("REFRAIN_HOME", &self.data)
+            .env("REFRAIN_MODEL_DIR", crate::support::model_dir())
+            .env("REFRAIN_BINARY", env!("CARGO_BIN_EXE_refrain"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "install.sh --only {agent} failed:\n{log}");
+        log
+    }
+
+    /// The installed `refrain` with the same data home, for checks after a session.
+    pub fn refrain(&self, args: &[&str]) -> String {
+        let out = Command::new(self.home.join("bin/refrain"))
+            .args(args)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("REFRAIN_HOME", &self.data)
+            .env("REFRAIN_MODEL_DIR", crate::support::model_dir())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "refrain {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The plans stored for the project (`refrain plans list`), one line each.
+    pub fn plans(&self) -> Vec<String> {
+        self.refrain(&["plans", "list"]).lines().map(str::to_string).filter(|l| !l.trim().is_empty()).collect()
+    }
+}
+
+/// Runs an agent command to its end (at most `limit`) with stdout and stderr in files under
+/// `dir`; returns the output and the wall time.
+pub fn run_agent(mut cmd: Command, dir: &Path, limit: Duration) -> (Output, Duration) {
+    std::fs::create_dir_all(dir).unwrap();
+    let (out_file, err_file) = (dir.join("stdout"), dir.join("stderr"));
+    cmd.stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_file).unwrap())
+        .stderr(std::fs::File::create(&err_file).unwrap());
+    let started = Instant::now();
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {:?}: {e}", cmd.get_program()));
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!(
+                "{:?} did not finish within {limit:?}; stderr:\n{}",
+                cmd.get_program(),
+                std::fs::read_to_string(&err_file).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let elapsed = started.elapsed();
+    let output =
+        Output { status, stdout: std::fs::read(&out_file).unwrap(), stderr: std::fs::read(&err_file).unwrap() };
+    (output, elapsed)
+}
+
+/// The structured output refrain put in a tool result's text (the first JSON object in it).
+pub fn json_in(text: &str) -> Value {
+    let start = text.find('{').unwrap_or_else(|| panic!("no JSON in tool result: {text}"));
+    serde_json::Deserializer::from_str(&text[start..])
+        .into_iter::<Value>()
+        .next()
+        .and_then(Result::ok)
+        .unwrap_or_else(|| panic!("no JSON in tool result: {text}"))
+}
+
+/// The results of the calls to `tool`, in order, as JSON.
+pub fn results_of(calls: &[Value], tool: &str) -> Vec<Value> {
+    calls.iter().filter(|c| c["name"] == tool).map(|c| json_in(c["result"].as_str().unwrap_or_default())).collect()
+}
+
+/// Checks refrain's own report from inside a session: the store under the REFRAIN_HOME given to
+/// install.sh and the model found (both only reachable through the registration).
+pub fn assert_registered_settings_reached_the_server(stats: &Value, s: &Scratch) {
+    let store = stats["store_path"].as_str().unwrap_or_default();
+    assert!(store.starts_with(&*s.data.to_string_lossy()), "the agent's server did not use REFRAIN_HOME: {stats}");
+    assert_ne!(stats["model"]["state"], "unavailable", "the agent's server did not find the model: {stats}");
+}
