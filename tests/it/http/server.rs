@@ -17,8 +17,7 @@ pub fn crypto() {
 
 /// The provisioned embedding model and ONNX runtime.
 pub fn model_dir() -> PathBuf {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-    home.join(".local/share/refrain/models")
+    crate::support::model_dir()
 }
 
 /// Which model directory a server gets.
