@@ -1,0 +1,19 @@
+//! Fuzz target: canonical JSON and exact result keys. Canonical text must parse back to JSON
+//! whose canonical text is the same (so a key never depends on formatting), and the key of the
+//! re-parsed value must equal the key of the original.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use refrain::results::key::{canonical_json, exact_key};
+use serde_json::Value;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(v) = serde_json::from_slice::<Value>(data) else { return };
+    let canon = canonical_json(&v);
+    let back: Value = match serde_json::from_str(&canon) {
+        Ok(b) => b,
+        Err(e) => panic!("canonical text does not parse: {e}: {canon}"),
+    };
+    assert_eq!(canonical_json(&back), canon, "canonical text is not a fixed point");
+    assert_eq!(exact_key("ns", "tool", &back), exact_key("ns", "tool", &v));
+});
