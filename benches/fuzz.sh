@@ -3,7 +3,8 @@
 #
 #   benches/fuzz.sh [seconds-per-target] [target...]
 #
-# Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`). Each target starts from
+# Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`); FUZZ_NO_BUILD=1 runs
+# the binaries already built. Each target starts from
 # its committed corpus (fuzz/corpus/<target>) copied to a scratch directory, so a run never grows
 # the committed corpus; crashing inputs are kept under fuzz/artifacts/<target>/. Builds without a
 # sanitizer (refrain forbids unsafe code) and with debug assertions, so overflows panic.
@@ -18,7 +19,10 @@ if [ ${#targets[@]} -eq 0 ]; then
     mapfile -t targets < <(cargo +nightly fuzz list)
 fi
 
-cargo +nightly fuzz build -s none -O >/dev/null
+if [ -z "${FUZZ_NO_BUILD:-}" ]; then
+    cargo +nightly fuzz build -s none -O >/dev/null
+fi
+bin="$here/fuzz/target/x86_64-unknown-linux-gnu/release"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
@@ -30,7 +34,7 @@ for t in "${targets[@]}"; do
     before=$(find "artifacts/$t" -type f | wc -l)
     log="$scratch/$t.log"
     # -fork keeps fuzzing past a crash, so one run counts every distinct crash it finds.
-    cargo +nightly fuzz run -s none -O "$t" "$scratch/$t" -- \
+    "$bin/$t" "$scratch/$t" -artifact_prefix="artifacts/$t/" \
         -max_total_time="$secs" -fork=1 -ignore_crashes=1 -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
         >"$log" 2>&1 || true
     after=$(find "artifacts/$t" -type f | wc -l)
@@ -41,7 +45,7 @@ for t in "${targets[@]}"; do
     rate=$(grep -oE 'exec/s: [0-9]+' "$log" | tail -1 | awk '{print $2}')
     printf '%-20s %8s %14s %10s %8s\n' "$t" "$secs" "${execs:-0}" "${rate:-0}" "$crashes"
     if [ "$crashes" -gt 0 ]; then
-        find "artifacts/$t" -type f -newer "$log" -o -type f -cnewer "$scratch" | sed 's/^/    /' | head -5
+        ls -t "artifacts/$t" | head -"$crashes" | sed "s|^|    artifacts/$t/|"
     fi
 done
 echo "crashes: $total_crashes"

@@ -6,9 +6,12 @@
 mod hook;
 mod http;
 mod install;
+mod limits;
 mod plan;
 mod prompt;
 mod python_sdk;
 mod results;
+mod security;
 mod server;
 mod support;
+
