@@ -217,7 +217,9 @@ mod tests {
         let store = Store::open(dir.path()).unwrap();
         write(&store, &entry("k")).unwrap();
         let before = usage(&store, "k").unwrap().unwrap();
+        store.flush().unwrap();
         store.set_limit(1);
+        assert!(store.check_room().is_err(), "the store must be full for this test");
         touch(&store, "k", true).unwrap();
         let after = usage(&store, "k").unwrap().unwrap();
         assert_eq!((before.ticket, before.hits), (after.ticket, after.hits));

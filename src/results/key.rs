@@ -100,7 +100,12 @@ mod tests {
                 Just(Value::Null),
                 any::<bool>().prop_map(Value::Bool),
                 any::<i64>().prop_map(|n| json!(n)),
-                any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
+                // Floats that survive print + parse: serde_json's default parser can land one
+                // ulp away on long mantissas with large exponents (its `float_roundtrip` feature
+                // is off), which no key function can hide.
+                any::<f64>()
+                    .prop_filter("round-trips", |f| serde_json::from_str::<f64>(&json!(f).to_string()).ok() == Some(*f))
+                    .prop_map(|f| json!(f)),
                 "[a-z \\\"\u{e9}\u{1F600}]{0,8}".prop_map(Value::String),
             ];
             leaf.prop_recursive(4, 48, 6, |inner| {
