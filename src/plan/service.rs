@@ -295,7 +295,9 @@ async fn neighbours(app: &App, task: &str, k: usize) -> Result<Vec<(String, f32)
 fn served(app: &App, j: Judged) -> Result<Hit, Error> {
     let filled = j.filled.ok_or_else(|| Error::Invalid("served plan was not filled".into()))?;
     let counters = j.plan.counters.clone();
-    if let Some(mut rec) = library::get(&app.store, &j.plan.id)? {
+    // A full store still serves plans; their hit counters wait until there is room again.
+    let room = app.store.check_room().is_ok();
+    if room && let Some(mut rec) = library::get(&app.store, &j.plan.id)? {
         rec.plan.counters.hits += 1;
         rec.plan.last_hit_at = Some(now());
         library::put(&app.store, &rec)?;

@@ -46,6 +46,12 @@ const RULES: &[(&str, &str, usize)] = &[
         r#"(?m)^(?:[ \t]*\d+(?:→|\t|:)|[^\s:]+:(?:\d+:)?)?[ \t]*(?:export[ \t]+)?[A-Za-z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIALS?)[A-Za-z0-9_]*[ \t]*[=:][ \t]*["']?([^\s"'#]{4,})"#,
         1,
     ),
+    // An upper-case `*_TOKEN=value` inside a line: a command's environment, a quoted `.env` line.
+    (
+        "env_secret",
+        r#"(?:^|[\s;&(:])[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)[A-Z0-9_]*=["']?([^\s"'#]{4,})"#,
+        1,
+    ),
     // Quoted values of secret-named keys in JSON, YAML, TOML or code: `"password": "..."`.
     (
         "config_secret",
@@ -230,6 +236,7 @@ mod tests {
     #[rstest]
     #[case::read_line_numbers("     4\u{2192}API_TOKEN=abcd1234efgh", "abcd1234efgh")]
     #[case::grep_prefix("src/.env:3:CLIENT_SECRET=zz99yy88", "zz99yy88")]
+    #[case::mid_line_env("run DEPLOY_TOKEN=tok_abc123 ./deploy.sh", "tok_abc123")]
     #[case::quoted_json("{\"db_password\": \"pa55word1\"}", "pa55word1")]
     fn secrets_shown_by_tools_are_redacted(#[case] text: &str, #[case] secret: &str) {
         let (out, n) = Redactor::new().redact_str(text);
