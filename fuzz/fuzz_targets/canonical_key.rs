@@ -10,9 +10,9 @@ use serde_json::Value;
 
 fn floats_round_trip(v: &Value) -> bool {
     match v {
-        Value::Number(n) => n.as_f64().is_none_or(|f| {
-            !n.is_f64() || serde_json::from_str::<f64>(&Value::from(f).to_string()).ok() == Some(f)
-        }),
+        Value::Number(n) => n
+            .as_f64()
+            .is_none_or(|f| !n.is_f64() || serde_json::from_str::<f64>(&Value::from(f).to_string()).ok() == Some(f)),
         Value::Array(a) => a.iter().all(floats_round_trip),
         Value::Object(m) => m.values().all(floats_round_trip),
         _ => true,

@@ -230,8 +230,10 @@ mod tests {
         fn inputs(names: Vec<String>) -> impl Strategy<Value = Value> {
             let piece = prop_oneof![
                 "[a-z ./-]{0,6}".prop_map(|t| t),
-                (prop::sample::select(names), prop::option::of("[a-z]{1,3}"))
-                    .prop_map(|(n, sub)| format!("{{{{params.{n}{}}}}}", sub.map(|s| format!(".{s}")).unwrap_or_default())),
+                (prop::sample::select(names), prop::option::of("[a-z]{1,3}")).prop_map(|(n, sub)| format!(
+                    "{{{{params.{n}{}}}}}",
+                    sub.map(|s| format!(".{s}")).unwrap_or_default()
+                )),
                 "[a-z]{1,5}".prop_map(|n| format!("{{{{ params.{n} }}}}")),
                 Just("{{outputs.diff}}".to_string()),
             ];
@@ -256,20 +258,17 @@ mod tests {
                     ],
                     names.len(),
                 );
-                (Just(names.clone()), prop::collection::vec(any::<bool>(), names.len()), ctx, inputs(names))
-                    .prop_map(|(names, required, ctx, inputs)| {
+                (Just(names.clone()), prop::collection::vec(any::<bool>(), names.len()), ctx, inputs(names)).prop_map(
+                    |(names, required, ctx, inputs)| {
                         let slots = names
                             .iter()
                             .zip(&required)
                             .map(|(n, r)| Slot { required: *r, ..slot(n, ParamKind::Any) })
                             .collect();
-                        let context = names
-                            .iter()
-                            .zip(ctx)
-                            .filter_map(|(n, v)| v.map(|v| (n.clone(), v)))
-                            .collect();
+                        let context = names.iter().zip(ctx).filter_map(|(n, v)| v.map(|v| (n.clone(), v))).collect();
                         (template(slots, inputs), context)
-                    })
+                    },
+                )
             })
         }
 

@@ -6,13 +6,13 @@
 
 use super::extract::{Trace, extract};
 use super::fill::SlotSource;
+use super::intake::{check_sizes, check_task, redact_template};
 use super::key::IntentKey;
 use super::library::{self, Record, SCOPE};
 use super::normalise::Normalised;
 use super::rank::{Judged, judge};
 use super::template::{Counters, PlanTemplate, Provenance, Step, StoredPlan, Versions, now, plan_id};
 use super::validate::{RuntimeCaps, StageResult, check_template};
-use super::intake::{check_sizes, check_task, redact_template};
 use super::{Error, NORMALISER_VERSION, canon};
 use crate::app::App;
 use crate::stats;

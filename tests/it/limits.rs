@@ -52,9 +52,11 @@ async fn a_result_above_the_entry_limit_is_not_stored_and_says_why() {
     let mut cmd = env.cmd(&["serve"]);
     cmd.env("REFRAIN__RESULTS__MAX_ENTRY_BYTES", "1000");
     let s = Server::spawn(cmd).await;
-    let small = s.ok("response_cache_put", json!({"tool": "Grep", "args": {"pattern": "a"}, "result": "x".repeat(900)})).await;
+    let small =
+        s.ok("response_cache_put", json!({"tool": "Grep", "args": {"pattern": "a"}, "result": "x".repeat(900)})).await;
     assert_eq!(small["stored"], true, "{small}");
-    let big = s.ok("response_cache_put", json!({"tool": "Grep", "args": {"pattern": "b"}, "result": "x".repeat(1100)})).await;
+    let big =
+        s.ok("response_cache_put", json!({"tool": "Grep", "args": {"pattern": "b"}, "result": "x".repeat(1100)})).await;
     assert_eq!(big["stored"], false, "{big}");
     assert!(big["reason"].as_str().unwrap().contains("results.max_entry_bytes (1000)"), "{big}");
     let miss = s.ok("response_cache_get", json!({"tool": "Grep", "args": {"pattern": "b"}})).await;
@@ -80,7 +82,10 @@ async fn a_full_store_refuses_writes_clearly_and_keeps_what_it_has() {
         let r = s.call(tool, args).await;
         let msg = text(&r);
         assert_eq!(r.is_error, Some(true), "{tool}: {msg}");
-        assert!(msg.contains("store is full") && msg.contains("store.max_store_bytes") && msg.contains("cache_evict"), "{msg}");
+        assert!(
+            msg.contains("store is full") && msg.contains("store.max_store_bytes") && msg.contains("cache_evict"),
+            "{msg}"
+        );
     }
     let hit = s.ok("response_cache_get", json!({"tool": "Grep", "args": {"pattern": "kept"}})).await;
     assert_eq!(hit["status"], "hit", "a refused write must not lose the entry it would replace: {hit}");

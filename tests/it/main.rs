@@ -14,4 +14,3 @@ mod results;
 mod security;
 mod server;
 mod support;
-

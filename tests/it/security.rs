@@ -115,7 +115,9 @@ async fn secrets_never_reach_the_disk_and_are_counted() {
         assert!(n >= 2, "{}: task and plan each hold it, {n} redacted: {out}", sec.kind);
         plan_redactions += n;
     }
-    let hit = s.ok("response_cache_get", json!({"tool": "Grep", "args": {"pattern": "needle0", "context": secrets[0].shown}})).await;
+    let hit = s
+        .ok("response_cache_get", json!({"tool": "Grep", "args": {"pattern": "needle0", "context": secrets[0].shown}}))
+        .await;
     assert_eq!(hit["status"], "hit", "the key is computed before redaction, so the same call still hits: {hit}");
     assert!(hit["result"].as_str().unwrap().contains("[REDACTED:"), "{hit}");
     let stats = s.ok("cache_stats", json!({})).await;
