@@ -4,7 +4,7 @@
 #   benches/fuzz.sh [seconds-per-target] [target...]
 #
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`); FUZZ_NO_BUILD=1 runs
-# the binaries already built. Each target starts from
+# the binaries already built; FUZZ_MERGE=1 merges new coverage back into fuzz/corpus. Each target starts from
 # its committed corpus (fuzz/corpus/<target>) copied to a scratch directory, so a run never grows
 # the committed corpus; crashing inputs are kept under fuzz/artifacts/<target>/. Builds without a
 # sanitizer (refrain forbids unsafe code) and with debug assertions, so overflows panic.
@@ -37,12 +37,16 @@ for t in "${targets[@]}"; do
     "$bin/$t" "$scratch/$t" -artifact_prefix="artifacts/$t/" \
         -max_total_time="$secs" -fork=1 -ignore_crashes=1 -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
         >"$log" 2>&1 || true
+    if [ -n "${FUZZ_MERGE:-}" ]; then
+        # Keep only the grown inputs that add coverage (a minimized merge into the committed corpus).
+        "$bin/$t" -merge=1 -max_len=65536 "corpus/$t" "$scratch/$t" >>"$log" 2>&1 || true
+    fi
     after=$(find "artifacts/$t" -type f | wc -l)
     crashes=$((after - before))
     total_crashes=$((total_crashes + crashes))
-    # The last status line holds the totals: "#<execs> ... exec/s: <n>" (fork mode prints "#<execs>: cov").
+    # The last status line starts with the total executions: "#<execs>: cov: ..." in fork mode.
     execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
-    rate=$(grep -oE 'exec/s: [0-9]+' "$log" | tail -1 | awk '{print $2}')
+    rate=$(( ${execs:-0} / secs ))
     printf '%-20s %8s %14s %10s %8s\n' "$t" "$secs" "${execs:-0}" "${rate:-0}" "$crashes"
     if [ "$crashes" -gt 0 ]; then
         ls -t "artifacts/$t" | head -"$crashes" | sed "s|^|    artifacts/$t/|"
