@@ -37,15 +37,15 @@ for t in "${targets[@]}"; do
     "$bin/$t" "$scratch/$t" -artifact_prefix="artifacts/$t/" \
         -max_total_time="$secs" -fork=1 -ignore_crashes=1 -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
         >"$log" 2>&1 || true
+    # The last status line starts with the total executions: "#<execs>: cov: ..." in fork mode.
+    execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
     if [ -n "${FUZZ_MERGE:-}" ]; then
         # Keep only the grown inputs that add coverage (a minimized merge into the committed corpus).
-        "$bin/$t" -merge=1 -max_len=65536 "corpus/$t" "$scratch/$t" >>"$log" 2>&1 || true
+        "$bin/$t" -merge=1 -max_len=65536 "corpus/$t" "$scratch/$t" >"$log.merge" 2>&1 || true
     fi
     after=$(find "artifacts/$t" -type f | wc -l)
     crashes=$((after - before))
     total_crashes=$((total_crashes + crashes))
-    # The last status line starts with the total executions: "#<execs>: cov: ..." in fork mode.
-    execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
     rate=$(( ${execs:-0} / secs ))
     printf '%-20s %8s %14s %10s %8s\n' "$t" "$secs" "${execs:-0}" "${rate:-0}" "$crashes"
     if [ "$crashes" -gt 0 ]; then
