@@ -16,11 +16,22 @@ pub struct PlansConfig {
     pub quarantine_after: u32,
     /// Candidates reported with a lookup (the nearest ones, with the stage they failed).
     pub report_candidates: usize,
+    /// Longest task text accepted by `plan_store` and `plan_lookup`, in bytes.
+    pub max_task_bytes: usize,
+    /// Largest plan (template or trace, as JSON) accepted by `plan_store`, in bytes.
+    pub max_plan_bytes: usize,
 }
 
 impl Default for PlansConfig {
     fn default() -> Self {
-        Self { hit_threshold: 0.3, neighbours: 16, quarantine_after: 3, report_candidates: 5 }
+        Self {
+            hit_threshold: 0.3,
+            neighbours: 16,
+            quarantine_after: 3,
+            report_candidates: 5,
+            max_task_bytes: 16 * 1024,
+            max_plan_bytes: 256 * 1024,
+        }
     }
 }
 

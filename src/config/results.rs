@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 pub struct ResultsConfig {
     /// Largest single stored result, in bytes.
     pub max_entry_bytes: usize,
+    /// Largest tool arguments (and largest query), as JSON, accepted by the result cache, in bytes.
+    pub max_args_bytes: usize,
     /// Total bytes of stored results before LRU eviction.
     pub max_total_bytes: u64,
     /// Default time to live, in seconds, when neither the caller nor a per-tool default sets one.
@@ -28,6 +30,7 @@ impl Default for ResultsConfig {
     fn default() -> Self {
         Self {
             max_entry_bytes: 1024 * 1024,
+            max_args_bytes: 64 * 1024,
             max_total_bytes: 256 * 1024 * 1024,
             default_ttl_secs: 3600,
             tool_ttl_secs: BTreeMap::new(),

@@ -9,7 +9,7 @@ use super::fill::PLACEHOLDER;
 use super::params::{self, ParamKind, Role};
 use super::template::{OutputField, PlanTemplate, Slot, Step};
 use rmcp::schemars::{self, JsonSchema};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -19,7 +19,7 @@ pub const MIN_STEPS: usize = 2;
 pub const MIN_CONFIDENCE: f32 = 0.5;
 
 /// What the agent did for a task.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Trace {
     /// The values the task was about, by name (`{"flag": "--verbose", "path": "src/main.rs"}`).

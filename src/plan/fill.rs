@@ -221,6 +221,82 @@ mod tests {
         assert_eq!(f.steps[0].inputs, json!({"port": 8080, "fn": "fn parse_args()", "o": "{{outputs.diff}}"}));
     }
 
+    mod props {
+        use super::*;
+        use crate::plan::validate::{RuntimeCaps, validate};
+        use proptest::prelude::*;
+
+        /// Step inputs that mix text, placeholders for `names` (nested or not) and unknown names.
+        fn inputs(names: Vec<String>) -> impl Strategy<Value = Value> {
+            let piece = prop_oneof![
+                "[a-z ./-]{0,6}".prop_map(|t| t),
+                (prop::sample::select(names), prop::option::of("[a-z]{1,3}")).prop_map(|(n, sub)| format!(
+                    "{{{{params.{n}{}}}}}",
+                    sub.map(|s| format!(".{s}")).unwrap_or_default()
+                )),
+                "[a-z]{1,5}".prop_map(|n| format!("{{{{ params.{n} }}}}")),
+                Just("{{outputs.diff}}".to_string()),
+            ];
+            let text = prop::collection::vec(piece, 1..4).prop_map(|p| Value::String(p.concat()));
+            text.prop_recursive(2, 12, 4, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                    prop::collection::btree_map("[a-z]{1,3}", inner, 0..4)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        fn case() -> impl Strategy<Value = (PlanTemplate, Map<String, Value>)> {
+            prop::collection::btree_set("[a-z]{1,5}", 1..4).prop_flat_map(|names| {
+                let names: Vec<String> = names.into_iter().collect();
+                let ctx = prop::collection::vec(
+                    prop_oneof![
+                        Just(None),
+                        "[a-z0-9]{0,4}".prop_map(|s| Some(json!(s))),
+                        ("[a-z]{1,3}", 0i64..9).prop_map(|(k, n)| Some(json!({ k: n }))),
+                    ],
+                    names.len(),
+                );
+                (Just(names.clone()), prop::collection::vec(any::<bool>(), names.len()), ctx, inputs(names)).prop_map(
+                    |(names, required, ctx, inputs)| {
+                        let slots = names
+                            .iter()
+                            .zip(&required)
+                            .map(|(n, r)| Slot { required: *r, ..slot(n, ParamKind::Any) })
+                            .collect();
+                        let context = names.iter().zip(ctx).filter_map(|(n, v)| v.map(|v| (n.clone(), v))).collect();
+                        (template(slots, inputs), context)
+                    },
+                )
+            })
+        }
+
+        proptest! {
+            /// A plan that passes every validation stage has no `{{params...}}` left anywhere.
+            #[test]
+            fn a_validated_plan_has_no_placeholder_left((t, ctx) in case()) {
+                let f = fill(&t, &ctx, &[]);
+                let stages = validate(&t, &f, &RuntimeCaps::default());
+                if stages.iter().all(|s| s.ok) {
+                    let left: Vec<_> = f.steps.iter().flat_map(|s| placeholders(&s.inputs))
+                        .filter(|(ns, _, _)| ns == "params").collect();
+                    prop_assert!(left.is_empty(), "left {:?} in {:?}", left, f.steps[0].inputs);
+                }
+            }
+
+            /// Hydration is deterministic and leaves `{{outputs...}}` for the agent.
+            #[test]
+            fn hydration_is_deterministic_and_keeps_outputs((t, ctx) in case()) {
+                let values: BTreeMap<String, Value> = ctx.into_iter().collect();
+                let once = hydrate(&t.steps[0].inputs, &values);
+                prop_assert_eq!(&once, &hydrate(&t.steps[0].inputs, &values));
+                let outputs = |v: &Value| placeholders(v).into_iter().filter(|(ns, _, _)| ns == "outputs").count();
+                prop_assert!(outputs(&once) >= outputs(&t.steps[0].inputs));
+            }
+        }
+    }
+
     #[test]
     fn missing_required_values_are_listed() {
         let t = template(vec![slot("flag", ParamKind::Flag), slot("path", ParamKind::Path)], json!("x"));

@@ -9,6 +9,7 @@ pub mod bench_data;
 pub mod canon;
 pub mod extract;
 pub mod fill;
+pub mod intake;
 pub mod key;
 pub mod lexicon;
 pub mod library;
@@ -60,6 +61,13 @@ pub enum Error {
 impl Error {
     /// Whether the caller can fix it (as opposed to an infrastructure failure).
     pub fn is_caller_fixable(&self) -> bool {
-        matches!(self, Error::Invalid(_) | Error::KeyMismatch { .. } | Error::Refused(_) | Error::NotFound(_))
+        matches!(
+            self,
+            Error::Invalid(_)
+                | Error::KeyMismatch { .. }
+                | Error::Refused(_)
+                | Error::NotFound(_)
+                | Error::Store(crate::store::Error::Full { .. })
+        )
     }
 }

@@ -224,4 +224,52 @@ mod tests {
         let t = "In src/main.rs, add a --verbose option and test it";
         assert_eq!(normalise(t), normalise(t));
     }
+
+    mod props {
+        use super::*;
+        use crate::plan::key::IntentKey;
+        use proptest::prelude::*;
+
+        /// Task shapes with value holes: `{f}` a flag name, `{p}` a file, `{s}` a symbol.
+        const SHAPES: &[&str] = &[
+            "add a `--{f}` flag to {p}",
+            "In {p}, add a --{f} option",
+            "remove the `--{f}` flag from {p}",
+            "rename `{s}` to `{s}_v2`",
+            "add a unit test for `{s}` in {p}",
+            "fix the failing test `{s}`",
+        ];
+
+        fn task(shape: &str, f: &str, p: &str, s: &str) -> String {
+            shape.replace("{f}", f).replace("{p}", p).replace("{s}", s)
+        }
+
+        proptest! {
+            /// The bucket key depends on what a task asks, never on its values: two tasks of the
+            /// same shape with other flag names, paths and symbols share a key and a skeleton.
+            #[test]
+            fn values_never_change_the_key(
+                shape in prop::sample::select(SHAPES),
+                a in ("[a-z][a-z0-9]{1,9}", "(src|lib|crates/x)/[a-z]{1,8}\\.(rs|go|py)", "[a-z][a-z_]{2,10}"),
+                b in ("[a-z][a-z0-9]{1,9}", "(src|lib|crates/x)/[a-z]{1,8}\\.(rs|go|py)", "[a-z][a-z_]{2,10}"),
+            ) {
+                let na = normalise(&task(shape, &a.0, &a.1, &a.2));
+                let nb = normalise(&task(shape, &b.0, &b.1, &b.2));
+                prop_assert_eq!(IntentKey::of(&na).bucket, IntentKey::of(&nb).bucket);
+                prop_assert_eq!(&na.skeleton, &nb.skeleton);
+                prop_assert_eq!(na.params.len(), nb.params.len());
+            }
+
+            /// Whitespace and case around the words do not change what a task means.
+            #[test]
+            fn spacing_and_case_do_not_change_the_key(shape in prop::sample::select(SHAPES), f in "[a-z]{2,8}") {
+                let t = task(shape, &f, "src/main.rs", "parse_args");
+                let spaced = format!("  {}  ", t.replace(' ', "   "));
+                let upper: String = t.chars().enumerate().map(|(i, c)| if i == 0 { c.to_ascii_uppercase() } else { c }).collect();
+                let key = IntentKey::of(&normalise(&t)).bucket;
+                prop_assert_eq!(&key, &IntentKey::of(&normalise(&spaced)).bucket);
+                prop_assert_eq!(&key, &IntentKey::of(&normalise(&upper)).bucket);
+            }
+        }
+    }
 }

@@ -240,6 +240,10 @@ pub fn extract(text: &str) -> (Vec<Param>, String) {
             let (Some(all), Some(num)) = (c.get(0), c.get(1).or_else(|| c.get(2))) else {
                 continue;
             };
+            // Inside a flag or a hyphenated word (`--mr0`, `fix-pr2`) it is no reference.
+            if text[..all.start()].ends_with(|ch: char| ch == '-' || ch == '_' || ch.is_alphanumeric()) {
+                continue;
+            }
             take(&mut found, all.start(), all.end(), kind, num.as_str());
         }
     }
@@ -357,6 +361,9 @@ mod tests {
     #[case("rename `parse_args` to `parse_cli`", vec![(ParamKind::Identifier, "parse_args"), (ParamKind::Identifier, "parse_cli")])]
     #[case("fix issue #42", vec![(ParamKind::Issue, "42")])]
     #[case("review PR #7 before 2024-05-01", vec![(ParamKind::Pr, "7"), (ParamKind::Date, "2024-05-01")])]
+    // Regression (found by the normaliser property test): a flag named like a reference.
+    #[case("add a --mr0 option", vec![(ParamKind::Flag, "--mr0")])]
+    #[case("add a --issue2 flag", vec![(ParamKind::Flag, "--issue2")])]
     #[case("fetch https://example.com/a.json, then parse it", vec![(ParamKind::Url, "https://example.com/a.json")])]
     #[case("set the timeout to 30 seconds", vec![(ParamKind::Number, "30")])]
     #[case(r#"change the greeting to "hello world""#, vec![(ParamKind::String, "hello world")])]

@@ -6,6 +6,7 @@
 
 use super::extract::{Trace, extract};
 use super::fill::SlotSource;
+use super::intake::{check_sizes, check_task, redact_template};
 use super::key::IntentKey;
 use super::library::{self, Record, SCOPE};
 use super::normalise::Normalised;
@@ -52,6 +53,8 @@ pub struct Stored {
     pub confidence: Option<f32>,
     /// Whether the task embedding was indexed (false without a model).
     pub embedded: bool,
+    /// Secrets redacted from the task and the plan before storing.
+    pub redactions: u32,
 }
 
 /// The result of a lookup.
@@ -126,7 +129,10 @@ pub async fn understand(app: &App, task: &str) -> Normalised {
 }
 
 /// Stores a plan from a template or a trace.
-pub async fn store(app: &App, req: StoreRequest) -> Result<Stored, Error> {
+pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
+    check_sizes(app, &req)?;
+    let (task, mut redactions) = crate::results::redactor().redact_str(&req.task);
+    req.task = task;
     let n = understand(app, &req.task).await;
     if n.action == "none" {
         return Err(Error::Invalid(format!(
@@ -150,18 +156,25 @@ pub async fn store(app: &App, req: StoreRequest) -> Result<Stored, Error> {
             return Err(Error::Invalid("give exactly one of `template` or `trace`".into()));
         }
     };
+    let (template, n_template) = redact_template(template)?;
+    redactions += n_template;
     check_template(&template).map_err(Error::Invalid)?;
     let id = plan_id(&key.bucket, &template);
     let slots = template.slots.iter().map(|s| s.name.clone()).collect();
+    if redactions > 0 {
+        stats::bump(&app.store, "plans", "redactions", None, u64::from(redactions))?;
+    }
     if let Some(mut rec) = library::get(&app.store, &id)? {
         let released = rec.plan.quarantined.take().is_some();
         if released {
             rec.plan.counters.failure_streak = 0;
             library::put(&app.store, &rec)?;
+        }
+        if released || redactions > 0 {
             app.store.flush_async().await?;
         }
         let embedded = rec.vector.is_some();
-        return Ok(Stored { plan_id: id, key, created: false, released, slots, confidence, embedded });
+        return Ok(Stored { plan_id: id, key, created: false, released, slots, confidence, embedded, redactions });
     }
     let vector = match app.embed.embed_one(&req.task).await {
         Ok(v) => Some(app.index().await?.insert(&app.store, SCOPE, id.as_bytes(), v)?),
@@ -185,12 +198,25 @@ pub async fn store(app: &App, req: StoreRequest) -> Result<Stored, Error> {
     library::put(&app.store, &Record { plan, vector })?;
     stats::bump(&app.store, "plans", "stored", None, 1)?;
     app.store.flush_async().await?;
-    Ok(Stored { plan_id: id, key, created: true, released: false, slots, confidence, embedded: vector.is_some() })
+    Ok(Stored {
+        plan_id: id,
+        key,
+        created: true,
+        released: false,
+        slots,
+        confidence,
+        embedded: vector.is_some(),
+        redactions,
+    })
 }
 
 /// Looks up a plan for a task.
 pub async fn lookup(app: &App, task: &str, context: &Map<String, Value>, caps: &RuntimeCaps) -> Result<Lookup, Error> {
+    check_task(app, task)?;
     let cfg = &app.config.plans;
+    // Redacted as `store` does, so both see the same text (and no secret reaches a canonicaliser).
+    let (clean, _) = crate::results::redactor().redact_str(task);
+    let task = clean.as_str();
     let n = understand(app, task).await;
     let key = IntentKey::of(&n);
     let mut records: Vec<Record> = Vec::new();
@@ -269,11 +295,14 @@ async fn neighbours(app: &App, task: &str, k: usize) -> Result<Vec<(String, f32)
 fn served(app: &App, j: Judged) -> Result<Hit, Error> {
     let filled = j.filled.ok_or_else(|| Error::Invalid("served plan was not filled".into()))?;
     let counters = j.plan.counters.clone();
-    let at = now();
-    library::update(&app.store, &j.plan.id, |rec| {
-        rec.plan.counters.hits += 1;
-        rec.plan.last_hit_at = Some(at);
-    })?;
+    // A full store still serves plans; their hit counters wait until there is room again.
+    if app.store.check_room().is_ok() {
+        let at = now();
+        library::update(&app.store, &j.plan.id, |rec| {
+            rec.plan.counters.hits += 1;
+            rec.plan.last_hit_at = Some(at);
+        })?;
+    }
     Ok(Hit {
         plan_id: j.plan.id,
         score: j.score,

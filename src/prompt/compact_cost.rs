@@ -179,4 +179,55 @@ mod tests {
         assert!(plan.cache.pays_back_after_requests.is_some_and(|n| n >= 1), "{}", plan.cache.verdict);
         assert!(plan.messages.is_none());
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A conversation of tool uses with results of random tools and sizes, some thinking.
+        fn conversation() -> impl Strategy<Value = Vec<Value>> {
+            let tool = prop::sample::select(vec!["Read", "Bash", "Grep", "Edit", "WebFetch"]);
+            prop::collection::vec((tool, 0usize..3000, any::<bool>()), 1..14).prop_map(|uses| {
+                let mut m = vec![json!({"role": "user", "content": [{"type": "text", "text": "go"}]})];
+                for (i, (name, size, think)) in uses.into_iter().enumerate() {
+                    let id = format!("toolu_{i}");
+                    let mut content = vec![json!({"type": "tool_use", "id": id, "name": name, "input": {"n": i}})];
+                    if think {
+                        content.insert(0, json!({"type": "thinking", "thinking": "t".repeat(size / 3), "signature": "s"}));
+                    }
+                    m.push(json!({"role": "assistant", "content": content}));
+                    m.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "x".repeat(size)}]}));
+                }
+                m
+            })
+        }
+
+        fn policy() -> impl Strategy<Value = Policy> {
+            (0usize..5, prop::option::of(0usize..3), prop::option::of(10u64..400), any::<bool>()).prop_map(
+                |(keep, thinking, budget, inputs)| Policy {
+                    keep_tool_uses: Some(keep),
+                    clear_thinking_keep_turns: thinking,
+                    result_budget_tokens: budget,
+                    clear_tool_inputs: inputs,
+                    ..Policy::default()
+                },
+            )
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+            /// Same messages + policy -> byte-identical preview; replaying its log on the same
+            /// messages gives the same messages again.
+            #[test]
+            fn preview_is_deterministic_and_its_log_replays(m in conversation(), p in policy()) {
+                let rules = Rules::builtin();
+                let a = preview(m.clone(), &p, None, "claude-sonnet-4-5", &rules, true).unwrap();
+                let b = preview(m.clone(), &p, None, "claude-sonnet-4-5", &rules, true).unwrap();
+                prop_assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+                let replay = preview(m, &p, Some(&a.log), "claude-sonnet-4-5", &rules, true).unwrap();
+                prop_assert_eq!(&replay.messages, &a.messages);
+                prop_assert!(a.tokens_after <= a.tokens_before);
+            }
+        }
+    }
 }

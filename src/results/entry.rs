@@ -106,6 +106,10 @@ pub fn write(store: &Store, e: &Entry) -> store::Result<()> {
 
 /// Moves an entry to the most recently used end (on put and on every hit).
 pub fn touch(store: &Store, key: &str, hit: bool) -> store::Result<()> {
+    if matches!(store.check_room(), Err(store::Error::Full { .. })) {
+        // A full store still serves hits; the entry's place in the LRU order stays as it was.
+        return Ok(());
+    }
     let old: Option<Use> = store.get(trees::RESPONSE_USE, key.as_bytes())?;
     if let Some(u) = old {
         store.remove(trees::RESPONSE_LRU, &lru_row(u.ticket, key))?;
@@ -184,4 +188,41 @@ fn parse_rows(store: &Store, prefix: &[u8]) -> store::Result<Vec<(String, String
 /// Every entry key (for stale sweeps and tool evictions).
 pub fn all_keys(store: &Store) -> store::Result<Vec<String>> {
     Ok(store.keys(trees::RESPONSES, b"")?.into_iter().map(|k| String::from_utf8_lossy(&k).into_owned()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(key: &str) -> Entry {
+        Entry {
+            key: key.into(),
+            namespace: "default".into(),
+            tool: "Grep".into(),
+            args: serde_json::json!({}),
+            query: None,
+            result: serde_json::json!("r"),
+            created_ms: 1,
+            expires_ms: u64::MAX,
+            deps: Vec::new(),
+            vector: None,
+            bytes: 1,
+        }
+    }
+
+    /// Regression: a hit on a full store used to drop the entry's LRU row and then fail.
+    #[test]
+    fn a_hit_on_a_full_store_keeps_the_lru_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        write(&store, &entry("k")).unwrap();
+        let before = usage(&store, "k").unwrap().unwrap();
+        store.flush().unwrap();
+        store.set_limit(1);
+        assert!(store.check_room().is_err(), "the store must be full for this test");
+        touch(&store, "k", true).unwrap();
+        let after = usage(&store, "k").unwrap().unwrap();
+        assert_eq!((before.ticket, before.hits), (after.ticket, after.hits));
+        assert!(store.contains(trees::RESPONSE_LRU, &lru_row(before.ticket, "k")).unwrap());
+    }
 }

@@ -89,4 +89,64 @@ mod tests {
     fn canonical_text_is_compact_and_sorted() {
         assert_eq!(canonical_json(&json!({"b": "x y", "a": [true, null]})), r#"{"a":[true,null],"b":"x y"}"#);
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Any JSON value (floats included), a few levels deep.
+        fn json() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(|n| json!(n)),
+                // Floats that survive print + parse: serde_json's default parser can land one
+                // ulp away on long mantissas with large exponents (its `float_roundtrip` feature
+                // is off), which no key function can hide.
+                any::<f64>()
+                    .prop_filter("round-trips", |f| serde_json::from_str::<f64>(&json!(f).to_string()).ok() == Some(*f))
+                    .prop_map(|f| json!(f)),
+                "[a-z \\\"\u{e9}\u{1F600}]{0,8}".prop_map(Value::String),
+            ];
+            leaf.prop_recursive(4, 48, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                    prop::collection::btree_map("[a-z]{1,4}", inner, 0..6)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// The same value with every object's keys inserted in reverse order.
+        fn reorder(v: &Value) -> Value {
+            match v {
+                Value::Object(m) => Value::Object(m.iter().rev().map(|(k, x)| (k.clone(), reorder(x))).collect()),
+                Value::Array(a) => Value::Array(a.iter().map(reorder).collect()),
+                other => other.clone(),
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn keys_ignore_object_key_order_and_whitespace(v in json()) {
+                let key = exact_key("ns", "tool", &v);
+                prop_assert_eq!(&key, &exact_key("ns", "tool", &reorder(&v)));
+                let pretty: Value = serde_json::from_str(&serde_json::to_string_pretty(&reorder(&v)).unwrap()).unwrap();
+                prop_assert_eq!(&key, &exact_key("ns", "tool", &pretty));
+                // The canonical text is itself canonical (same key after a round trip).
+                let back: Value = serde_json::from_str(&canonical_json(&v)).unwrap();
+                prop_assert_eq!(canonical_json(&back), canonical_json(&v));
+            }
+
+            #[test]
+            fn keys_keep_array_order(items in prop::collection::vec(json(), 2..5)) {
+                let mut swapped = items.clone();
+                swapped.swap(0, 1);
+                let same = canonical_json(&items[0]) == canonical_json(&items[1]);
+                let a = exact_key("ns", "tool", &Value::Array(items));
+                let b = exact_key("ns", "tool", &Value::Array(swapped));
+                prop_assert_eq!(a == b, same);
+            }
+        }
+    }
 }

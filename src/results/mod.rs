@@ -28,15 +28,26 @@ pub const AREA: &str = "results";
 /// The namespace used when the caller gives none.
 pub const DEFAULT_NAMESPACE: &str = "default";
 
-/// Result cache errors (infrastructure failures; everything the caller can fix is an outcome).
+/// Result cache errors: infrastructure failures, and the limits a caller hits (a result the
+/// policy refuses is an outcome, not an error).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The store failed.
+    /// The store failed (or is full).
     #[error(transparent)]
     Store(#[from] crate::store::Error),
     /// The vector index failed.
     #[error(transparent)]
     Index(#[from] crate::index::Error),
+    /// Arguments or query above `results.max_args_bytes`.
+    #[error("{0}")]
+    TooLarge(String),
+}
+
+impl Error {
+    /// Whether the caller can fix it (a size limit, a full store) rather than a failure of ours.
+    pub fn is_caller_fixable(&self) -> bool {
+        matches!(self, Error::TooLarge(_) | Error::Store(crate::store::Error::Full { .. }))
+    }
 }
 
 /// A result with a result-cache error.

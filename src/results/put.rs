@@ -81,6 +81,8 @@ pub async fn put(app: &App, mut req: PutRequest) -> Result<PutOutcome> {
     if policy::is_error_result(&req.result, req.is_error) {
         return skip(app, &req.tool, "the result is an error; errors are never cached so a retry can succeed".into());
     }
+    check_args(&req, cfg.max_args_bytes)?;
+    app.store.check_room()?;
     let key = key::exact_key(&req.namespace, &req.tool, &req.args);
     let r = redactor();
     let mut redactions = r.redact_value(&mut req.result) + r.redact_value(&mut req.args);
@@ -153,6 +155,20 @@ pub async fn put(app: &App, mut req: PutRequest) -> Result<PutOutcome> {
         evicted,
         policy: decision.reason().into(),
     })
+}
+
+/// Refuses arguments or a query above `results.max_args_bytes` (the caller can fix it).
+pub(super) fn check_args(req: &PutRequest, max: usize) -> Result<()> {
+    let args = serde_json::to_vec(&req.args).map(|v| v.len()).unwrap_or(0);
+    let query = req.query.as_deref().map_or(0, str::len);
+    for (what, bytes) in [("arguments", args), ("query", query)] {
+        if bytes > max {
+            return Err(super::Error::TooLarge(format!(
+                "the {what} are {bytes} bytes, above results.max_args_bytes ({max}); cache calls with small arguments, or raise the limit"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn skip(app: &App, tool: &str, reason: String) -> Result<PutOutcome> {

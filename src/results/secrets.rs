@@ -24,18 +24,38 @@ const RULES: &[(&str, &str, usize)] = &[
     ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b", 0),
     ("aws_secret_key", r#"(?i)aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})"#, 1),
     ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b", 0),
-    ("slack_token", r"\bxox[abposrce]-[A-Za-z0-9-]{10,}", 0),
+    ("slack_token", r"\b(?:xox[abposrce]|xapp)-[A-Za-z0-9-]{10,}", 0),
     ("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}", 0),
     ("anthropic_key", r"\bsk-ant-[a-z0-9]+-[A-Za-z0-9_-]{20,}", 0),
     ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", 0),
     ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}\b", 0),
-    ("stripe_key", r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}\b", 0),
+    ("stripe_key", r"\b(?:[rs]k_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[0-9A-Za-z]{24,})\b", 0),
+    ("gitlab_token", r"\bglpat-[A-Za-z0-9_-]{20,}", 0),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", 0),
+    ("pypi_token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}", 0),
+    ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b", 0),
+    ("google_oauth_token", r"\bya29\.[0-9A-Za-z_-]{20,}", 0),
+    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0),
     ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0),
     ("connection_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^:/\s@]+:([^@\s/]+)@", 1),
     ("bearer_token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{16,})", 1),
+    // `.env` lines, also as tools show them: after `cat -n` / Read line numbers (`  3→`, `3\t`)
+    // or a grep prefix (`path:3:`).
     (
         "env_secret",
-        r#"(?m)^[ \t]*(?:export[ \t]+)?[A-Za-z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIALS?)[A-Za-z0-9_]*[ \t]*[=:][ \t]*["']?([^\s"'#]{4,})"#,
+        r#"(?m)^(?:[ \t]*\d+(?:→|\t|:)|[^\s:]+:(?:\d+:)?)?[ \t]*(?:export[ \t]+)?[A-Za-z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIALS?)[A-Za-z0-9_]*[ \t]*[=:][ \t]*["']?([^\s"'#]{4,})"#,
+        1,
+    ),
+    // An upper-case `*_TOKEN=value` inside a line: a command's environment, a quoted `.env` line.
+    (
+        "env_secret",
+        r#"(?:^|[\s;&(:])[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)[A-Z0-9_]*=["']?([^\s"'#]{4,})"#,
+        1,
+    ),
+    // Quoted values of secret-named keys in JSON, YAML, TOML or code: `"password": "..."`.
+    (
+        "config_secret",
+        r#"(?i)["']?\b[a-z0-9_.-]*(?:password|passwd|secret|api_?key|access_?key|auth_?token|access_?token|refresh_?token|private_?key)["']?[ \t]*[:=][ \t]*["']([^"'\s]{4,})["']"#,
         1,
     ),
 ];
@@ -191,6 +211,44 @@ mod tests {
         assert!(out.starts_with("AWS_SESSION_TOKEN=[REDACTED:"), "{out}");
         let code = "fn key_order(map: &Map) -> Vec<String> { map.keys().collect() }\nlet token = next();";
         assert_eq!(r.redact_str(code), (code.to_string(), 0));
+    }
+
+    /// The fake-secret corpus the integration tests send through the server: every entry is
+    /// redacted here already, with the secret bytes gone.
+    #[test]
+    fn the_fake_secret_corpus_is_redacted() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/secrets/corpus.jsonl");
+        let r = Redactor::new();
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut seen = 0;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let secret: String = v["parts"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+            let leak = v.get("must_not_leak").and_then(Value::as_str).unwrap_or(&secret).to_string();
+            let input = v["context"].as_str().unwrap().replace("{secret}", &secret);
+            let (out, n) = r.redact_str(&input);
+            assert!(n >= 1 && !out.contains(&leak), "{} leaked: {out}", v["kind"]);
+            seen += 1;
+        }
+        assert!(seen >= 30, "corpus too small: {seen}");
+    }
+
+    #[rstest]
+    #[case::read_line_numbers("     4\u{2192}API_TOKEN=abcd1234efgh", "abcd1234efgh")]
+    #[case::grep_prefix("src/.env:3:CLIENT_SECRET=zz99yy88", "zz99yy88")]
+    #[case::mid_line_env("run DEPLOY_TOKEN=tok_abc123 ./deploy.sh", "tok_abc123")]
+    #[case::quoted_json("{\"db_password\": \"pa55word1\"}", "pa55word1")]
+    fn secrets_shown_by_tools_are_redacted(#[case] text: &str, #[case] secret: &str) {
+        let (out, n) = Redactor::new().redact_str(text);
+        assert!(n == 1 && !out.contains(secret), "{out}");
+    }
+
+    #[rstest]
+    #[case::rust_field("struct C { api_key: String, token: Option<String> }")]
+    #[case::time_key("let password_len = input.len();\nlet key = map.get(\"a\");")]
+    #[case::url_without_password("see https://user@example.com/path and postgres://localhost/db")]
+    fn code_without_secrets_is_untouched(#[case] text: &str) {
+        assert_eq!(Redactor::new().redact_str(text), (text.to_string(), 0));
     }
 
     #[test]

@@ -86,7 +86,9 @@ impl Store {
         self.limit.store(bytes, std::sync::atomic::Ordering::Relaxed);
     }
 
-    fn check_room(&self) -> Result<()> {
+    /// `Error::Full` when the store is past its size limit; callers that replace an entry check
+    /// first, so a refused write never loses the entry it would have replaced.
+    pub fn check_room(&self) -> Result<()> {
         let limit = self.limit.load(std::sync::atomic::Ordering::Relaxed);
         if limit == 0 {
             return Ok(());

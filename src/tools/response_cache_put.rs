@@ -1,6 +1,6 @@
 //! `response_cache_put`: store a read-only tool's result with what it depends on.
 
-use super::{Refrain, internal, reply};
+use super::{Refrain, fail, internal, reply};
 use crate::results::{self, PutOutcome, PutRequest, fresh};
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
 use rmcp::schemars::{self, JsonSchema};
@@ -102,7 +102,12 @@ impl Refrain {
         };
         let tool = req.tool.clone();
         let root = self.app.project.root.clone();
-        let out = match results::put(&self.app, req).await.map_err(|e| internal(e.to_string()))? {
+        let outcome = match results::put(&self.app, req).await {
+            Ok(o) => o,
+            Err(e) if e.is_caller_fixable() => return fail(e.to_string()),
+            Err(e) => return Err(internal(e.to_string())),
+        };
+        let out = match outcome {
             PutOutcome::Stored { key, bytes, ttl_secs, deps, redactions, semantic, evicted, policy } => {
                 ResponseCachePutOutput {
                     stored: true,

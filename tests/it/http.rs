@@ -141,6 +141,9 @@ fn loopback_and_configured_origins_are_served(#[case] origin: Option<&str>) {
 #[rstest]
 #[case::missing(None, 401)]
 #[case::wrong(Some("Bearer not-the-token"), 401)]
+#[case::prefix_of_the_token(Some("Bearer s3cret-toke"), 401)]
+#[case::token_plus_more(Some("Bearer s3cret-token2"), 401)]
+#[case::empty_bearer(Some("Bearer "), 401)]
 #[case::other_scheme(Some("Basic czNjcmV0LXRva2Vu"), 401)]
 #[case::right(Some("Bearer s3cret-token"), 200)]
 fn token_is_required_when_set(#[case] authorization: Option<&str>, #[case] status: u16) {
