@@ -6,15 +6,11 @@
 //! groups the CLINC150 intents (Larson et al. 2019, CC BY 3.0).
 
 use super::GlobalArgs;
-use crate::embed::{Embedder, FastEmbedder, ModelFiles};
-use crate::index::VectorIndex;
-use crate::plan::bench_data::{FAMILIES, filler, negative, render};
+use crate::bench::preload::{Vectors, plans as plans_preload};
+use crate::plan::bench_data::{FAMILIES, negative, render};
 use crate::plan::key::IntentKey;
-use crate::plan::library::{self, Record};
 use crate::plan::normalise::normalise;
-use crate::plan::template::{Counters, Provenance, StoredPlan, Versions, plan_id};
 use crate::project::Project;
-use crate::store::Store;
 use clap::Subcommand;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -82,7 +78,8 @@ async fn plans(size: usize, model_dir: Option<PathBuf>, verbose: bool) -> anyhow
     let root = root.canonicalize()?;
     let fillers = size.saturating_sub(FAMILIES.len());
     let started = Instant::now();
-    preload(&Project::at(root.clone(), &home), fillers, model_dir.as_deref())?;
+    let vectors = model_dir.as_deref().map_or(Vectors::None, Vectors::Model);
+    plans_preload(&Project::at(root.clone(), &home), fillers, vectors)?;
     eprintln!("size {size}: preloaded {fillers} filler plans in {:.1}s", started.elapsed().as_secs_f64());
     let mut cmd = tokio::process::Command::new(std::env::current_exe()?);
     cmd.arg("serve").arg("--project").arg(&root).arg("--home").arg(&home).env("REFRAIN_LOG", "warn");
@@ -167,44 +164,6 @@ fn report(size: usize, model: bool, t: &mut Tally) -> anyhow::Result<()> {
         "lookup_ms_p50": pct(0.5), "lookup_ms_p99": pct(0.99), "lookups_timed": t.latencies.len(),
     });
     writeln!(std::io::stdout().lock(), "{line}")?;
-    Ok(())
-}
-
-/// Writes filler plans (with task embeddings when a model is given) straight into a fresh store.
-fn preload(project: &Project, n: usize, model_dir: Option<&Path>) -> anyhow::Result<()> {
-    project.prepare()?;
-    let store = Store::open(&project.db_dir())?;
-    let model = model_dir.map(|d| FastEmbedder::load(&ModelFiles::under(d), 2, 256)).transpose()?;
-    let index = VectorIndex::default();
-    for chunk in (0..n).collect::<Vec<_>>().chunks(256) {
-        let items: Vec<(String, _)> = chunk.iter().map(|&i| filler(i)).collect();
-        let vectors = match &model {
-            Some(m) => {
-                m.embed(&items.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>())?.into_iter().map(Some).collect()
-            }
-            None => vec![None; items.len()],
-        };
-        for ((task, template), v) in items.into_iter().zip(vectors) {
-            let norm = normalise(&task);
-            let key = IntentKey::of(&norm);
-            let id = plan_id(&key.bucket, &template);
-            let vector = v.map(|v| index.insert(&store, library::SCOPE, id.as_bytes(), v)).transpose()?;
-            let plan = StoredPlan {
-                id,
-                key,
-                versions: Versions { plan: "1".into(), normaliser: crate::plan::NORMALISER_VERSION, extractor: None },
-                template,
-                skeleton: norm.skeleton,
-                provenance: Provenance { source: "bench-filler".into(), task, confidence: None },
-                stored_at: 0,
-                last_hit_at: None,
-                counters: Counters::default(),
-                quarantined: None,
-            };
-            library::put(&store, &Record { plan, vector })?;
-        }
-    }
-    store.flush()?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 // Test helpers outside #[test] functions may fail loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod fault;
 mod hook;
 mod http;
 mod install;
