@@ -5,9 +5,9 @@
 //! request on a surviving process may fail, and a final read-back finds every acknowledged write
 //! exactly once.
 
+use super::Samples;
 use super::driver::{self, Spawned};
 use super::work::{Acked, Check, Op, Rng, counts, ok, sigkill};
-use super::Samples;
 use rmcp::service::{Peer, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};

@@ -10,16 +10,16 @@
 use super::core::random_unit;
 use crate::app::App;
 use crate::config::Config;
-use crate::index::VectorIndex;
-use crate::project::Project;
-use crate::results::entry::{self, Entry, now_ms};
-use crate::results::{PutRequest, key};
 use crate::embed::{Embedder, FastEmbedder, ModelFiles};
+use crate::index::VectorIndex;
 use crate::plan::bench_data::filler;
 use crate::plan::key::IntentKey;
 use crate::plan::library::{self, Record};
 use crate::plan::normalise::normalise;
 use crate::plan::template::{Counters, Provenance, StoredPlan, Versions, plan_id};
+use crate::project::Project;
+use crate::results::entry::{self, Entry, now_ms};
+use crate::results::{PutRequest, key};
 use crate::store::Store;
 use serde_json::json;
 use std::path::Path;
@@ -42,16 +42,46 @@ pub struct Loaded {
     pub stale: usize,
 }
 
-/// The query stored with real result `i`.
+/// The query stored with real result `i` (200 distinct ones; near-identical stored queries would
+/// make the verifier refuse to choose, as it should).
 pub fn real_query(i: usize) -> String {
-    let topics = ["tokio runtime", "sled database", "hnsw index", "rust lifetimes", "serde derive", "clap subcommands"];
-    let asks = ["how do I configure the", "what is the default timeout of the", "why does the", "examples of the"];
-    format!("{} {} in version {}", asks[i % asks.len()], topics[(i / asks.len()) % topics.len()], i / 24)
+    let verbs =
+        ["configure", "debug", "profile", "test", "document", "benchmark", "upgrade", "secure", "deploy", "monitor"];
+    let objects = [
+        "connection pool",
+        "retry policy",
+        "log rotation",
+        "TLS certificates",
+        "rate limiter",
+        "cache eviction",
+        "database migrations",
+        "websocket handshake",
+        "json schema validation",
+        "cron scheduler",
+        "thread pool",
+        "memory allocator",
+        "error reporting",
+        "feature flags",
+        "config reload",
+        "message queue",
+        "search index",
+        "image resizing",
+        "pdf export",
+        "email templates",
+    ];
+    format!("how do I {} the {} of our web service", verbs[i % verbs.len()], objects[(i / verbs.len()) % objects.len()])
 }
 
 /// Writes `n` plans and `n` results (+ `real` semantic results and `stale` expired ones) into
 /// the project's store. Runs its own runtime on a separate thread.
-pub fn fill(home: &Path, project: &Project, models: &Path, n: usize, real: usize, stale: usize) -> anyhow::Result<Loaded> {
+pub fn fill(
+    home: &Path,
+    project: &Project,
+    models: &Path,
+    n: usize,
+    real: usize,
+    stale: usize,
+) -> anyhow::Result<Loaded> {
     project.prepare()?;
     let (home, project, models) = (home.to_path_buf(), project.clone(), models.to_path_buf());
     std::thread::spawn(move || -> anyhow::Result<Loaded> {
@@ -170,7 +200,9 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
             (Some(m), _) => {
                 m.embed(&items.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>())?.into_iter().map(Some).collect()
             }
-            (None, Vectors::Random) => chunk.iter().map(|&i| Some(crate::bench::core::random_unit(i as u64, 384))).collect(),
+            (None, Vectors::Random) => {
+                chunk.iter().map(|&i| Some(crate::bench::core::random_unit(i as u64, 384))).collect()
+            }
             (None, _) => vec![None; items.len()],
         };
         for ((task, template), v) in items.into_iter().zip(vectors) {
@@ -196,4 +228,3 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
     store.flush()?;
     Ok(())
 }
-

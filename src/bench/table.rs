@@ -92,7 +92,8 @@ async fn one_size(base: &Path, n: usize, opts: &Opts, prompt: &PromptInputs) -> 
     let project = Project::at(setup.project.clone(), &setup.home);
     let t = Instant::now();
     let loaded = preload::fill(&setup.home, &project, &opts.models, n, 200, opts.samples)?;
-    let mut rows = vec![row("preload in process: plans + results (s)", "", format!("{:.1}", t.elapsed().as_secs_f64()))];
+    let mut rows =
+        vec![row("preload in process: plans + results (s)", "", format!("{:.1}", t.elapsed().as_secs_f64()))];
     let s = super::core::startup(&setup, 10).await?;
     rows.push(row("spawn to initialize (p50 / p99 / max ms)", "< 50 ms", s.summary()));
     let transcript = setup.project.join("session.jsonl");
@@ -102,7 +103,11 @@ async fn one_size(base: &Path, n: usize, opts: &Opts, prompt: &PromptInputs) -> 
     server.wait_model().await?;
     server.ok("response_cache_get", json!({"namespace": NAMESPACE, "tool": TOOL, "query": loaded.real[0]})).await?;
     server.ok("plan_lookup", json!({"task": filler(0).0})).await?;
-    rows.push(row("first semantic call after spawn, index rebuilt from the store (s)", "", format!("{:.2}", t.elapsed().as_secs_f64())));
+    rows.push(row(
+        "first semantic call after spawn, index rebuilt from the store (s)",
+        "",
+        format!("{:.2}", t.elapsed().as_secs_f64()),
+    ));
     rows.extend(tools(&server, &loaded, opts.samples).await?);
     rows.extend(prompt_rows(&server, prompt, &transcript).await?);
     for &c in &opts.clients {
@@ -175,7 +180,7 @@ async fn tools(server: &Spawned, loaded: &Loaded, samples: usize) -> anyhow::Res
     let v = timed(
         server,
         samples,
-        |k| ("response_cache_get", json!({"namespace": NAMESPACE, "tool": TOOL, "query": format!("{}?", real[k % real.len()])})),
+        |k| ("response_cache_get", json!({"namespace": NAMESPACE, "tool": TOOL, "query": real[k % real.len()]})),
         hit,
     )
     .await?;
@@ -211,7 +216,8 @@ async fn prompt_rows(server: &Spawned, prompt: &PromptInputs, transcript: &Path)
         |v| v["report"].is_object(),
     )
     .await?;
-    let what = format!("explain_cache_break, two requests of ~{}k tokens (p50 / p99 / max ms, ok)", prompt.tokens / 1000);
+    let what =
+        format!("explain_cache_break, two requests of ~{}k tokens (p50 / p99 / max ms, ok)", prompt.tokens / 1000);
     let mut rows = vec![row(&what, "< 50 ms", v)];
     let v = timed(
         server,
@@ -220,14 +226,21 @@ async fn prompt_rows(server: &Spawned, prompt: &PromptInputs, transcript: &Path)
         |v| v.is_object(),
     )
     .await?;
-    let what = format!("compact_preview, {} MB transcript (p50 / p99 / max ms, ok)", prompt.transcript.len() / 1_000_000);
+    let what =
+        format!("compact_preview, {} MB transcript (p50 / p99 / max ms, ok)", prompt.transcript.len() / 1_000_000);
     rows.push(row(&what, "< 300 ms", v));
     Ok(rows)
 }
 
 /// Requests per second with `clients` concurrent clients, each on its own server process (the
 /// first is `first`, the owner; the others follow it over the socket). Returns the rate and errors.
-async fn throughput(setup: &Setup, first: &Spawned, clients: usize, per: usize, n: usize) -> anyhow::Result<(f64, usize)> {
+async fn throughput(
+    setup: &Setup,
+    first: &Spawned,
+    clients: usize,
+    per: usize,
+    n: usize,
+) -> anyhow::Result<(f64, usize)> {
     let mut extra = Vec::new();
     for _ in 1..clients.max(1) {
         extra.push(driver::spawn(setup).await?);

@@ -4,9 +4,9 @@
 //! retried request is the same write. A check reads the write back through MCP and compares what
 //! comes back with what was sent: missing is "lost", different is "torn".
 
+use rmcp::RoleClient;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::Peer;
-use rmcp::RoleClient;
 use serde_json::{Value, json};
 
 /// The namespace every benchmark result is stored under.
@@ -123,13 +123,17 @@ impl Acked {
             let same = plan["provenance"]["task"] == json!(task) && plan["template"]["steps"] == json!(template.steps);
             return Ok(if same { Check::Intact } else { Check::Torn });
         }
-        let exact = ok(peer, "response_cache_get", json!({"namespace": NAMESPACE, "tool": "WebSearch", "args": {"id": op.id}}))
-            .await?;
+        let exact =
+            ok(peer, "response_cache_get", json!({"namespace": NAMESPACE, "tool": "WebSearch", "args": {"id": op.id}}))
+                .await?;
         let mut verdict = verdict_of(&exact, &op.body());
         if verdict == Check::Intact && op.kind == Kind::Semantic {
-            let by_meaning =
-                ok(peer, "response_cache_get", json!({"namespace": NAMESPACE, "tool": "WebSearch", "query": op.query()}))
-                    .await?;
+            let by_meaning = ok(
+                peer,
+                "response_cache_get",
+                json!({"namespace": NAMESPACE, "tool": "WebSearch", "query": op.query()}),
+            )
+            .await?;
             verdict = verdict_of(&by_meaning, &op.body());
         }
         Ok(verdict)

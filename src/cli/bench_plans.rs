@@ -12,7 +12,6 @@ use crate::plan::key::IntentKey;
 use crate::plan::normalise::normalise;
 use crate::project::Project;
 use clap::Subcommand;
-use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -81,16 +80,12 @@ async fn plans(size: usize, model_dir: Option<PathBuf>, verbose: bool) -> anyhow
     let vectors = model_dir.as_deref().map_or(Vectors::None, Vectors::Model);
     plans_preload(&Project::at(root.clone(), &home), fillers, vectors)?;
     eprintln!("size {size}: preloaded {fillers} filler plans in {:.1}s", started.elapsed().as_secs_f64());
-    let mut cmd = tokio::process::Command::new(std::env::current_exe()?);
-    cmd.arg("serve").arg("--project").arg(&root).arg("--home").arg(&home).env("REFRAIN_LOG", "warn");
-    match &model_dir {
-        Some(m) => cmd.arg("--model-dir").arg(m),
-        None => cmd.env("REFRAIN__MODEL__ENABLED", "false"),
-    };
-    let client = ().serve(rmcp::transport::TokioChildProcess::new(cmd)?).await?;
+    // Without a model the server gets an empty model directory: exact buckets and wording only.
+    let models = model_dir.clone().unwrap_or_else(|| tmp.join("no-model"));
+    let server = crate::bench::driver::spawn(&crate::bench::driver::Setup { home, project: root, models }).await?;
+    let client = &server.client;
     let call = |name: &'static str, args: Value| {
         let args = args.as_object().cloned().unwrap_or_default();
-        let client = &client;
         async move {
             let r = client.call_tool(CallToolRequestParams::new(name).with_arguments(args)).await?;
             anyhow::Ok((r.is_error == Some(true), r.structured_content.unwrap_or(Value::Null)))
@@ -148,7 +143,7 @@ async fn plans(size: usize, model_dir: Option<PathBuf>, verbose: bool) -> anyhow
             }
         }
     }
-    let _ = client.cancel().await;
+    drop(server);
     let _ = std::fs::remove_dir_all(&tmp);
     report(size, model_dir.is_some(), &mut t)
 }
