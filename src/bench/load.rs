@@ -18,6 +18,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// How long one request may take before it counts as failed.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
+
 /// How the load is shaped.
 #[derive(Debug, Clone)]
 pub struct Shape {
@@ -209,31 +212,38 @@ async fn client(
     let mut rng = Rng::new(0x5EED + c as u64);
     for j in 0..requests {
         let t = Instant::now();
-        let outcome = if j % 2 == 0 {
-            let op = Op::nth(c, j / 2, semantic);
-            op.send(&peer).await.map(|a| match a {
-                Some(a) => {
-                    d.acked.push(a);
-                    None
-                }
-                None => Some(format!("{} was refused", op.id)),
-            })
-        } else if d.acked.is_empty() {
-            ok(&peer, "cache_stats", json!({})).await.map(|_| None)
-        } else {
-            let a = &d.acked[rng.below(d.acked.len() as u64) as usize];
-            a.check(&peer).await.map(|v| match v {
-                Check::Intact => None,
-                Check::Lost => {
-                    d.lost += 1;
-                    Some(format!("{} acknowledged, then not found", a.op.id))
-                }
-                Check::Torn => {
-                    d.torn += 1;
-                    Some(format!("{} acknowledged, then read back different", a.op.id))
-                }
-            })
+        let step = async {
+            if j % 2 == 0 {
+                let op = Op::nth(c, j / 2, semantic);
+                op.send(&peer).await.map(|a| match a {
+                    Some(a) => {
+                        d.acked.push(a);
+                        None
+                    }
+                    None => Some(format!("{} was refused", op.id)),
+                })
+            } else if d.acked.is_empty() {
+                ok(&peer, "cache_stats", json!({})).await.map(|_| None)
+            } else {
+                let a = &d.acked[rng.below(d.acked.len() as u64) as usize];
+                a.check(&peer).await.map(|v| match v {
+                    Check::Intact => None,
+                    Check::Lost => {
+                        d.lost += 1;
+                        Some(format!("{} acknowledged, then not found", a.op.id))
+                    }
+                    Check::Torn => {
+                        d.torn += 1;
+                        Some(format!("{} acknowledged, then read back different", a.op.id))
+                    }
+                })
+            }
         };
+        // A request stuck past the deadline counts as failed (and the client goes on) instead of
+        // hanging the run.
+        let outcome = tokio::time::timeout(REQUEST_DEADLINE, step)
+            .await
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within {} s", REQUEST_DEADLINE.as_secs())));
         count.fetch_add(1, Ordering::SeqCst);
         match outcome {
             Ok(None) => d.latency.push(t.elapsed()),
