@@ -28,7 +28,10 @@ pub async fn startup(setup: &Setup, runs: usize) -> anyhow::Result<Samples> {
         if !line.contains("\"refrain\"") {
             anyhow::bail!("unexpected initialize answer: {line}");
         }
+        // Killed rather than closed: on a large store a graceful exit would first wait for the
+        // index rebuild the owner started, which is not part of startup.
         drop(stdin);
+        let _ = child.start_kill();
         let _ = child.wait().await;
     }
     Ok(s)

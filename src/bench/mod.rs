@@ -2,7 +2,12 @@
 //! the way an agent does and print a table. Benchmarks may be slow; tests may not.
 
 pub mod core;
+pub mod crash;
 pub mod driver;
+pub mod load;
+pub mod preload;
+pub mod table;
+pub mod work;
 
 use std::time::Duration;
 

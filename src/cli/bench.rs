@@ -33,6 +33,12 @@ enum Scenario {
     Prompt(super::bench_prompt::BenchArgs),
     #[command(flatten)]
     Plans(super::bench_plans::Scenario),
+    /// The one table: every tool over stdio at 1k/10k(/100k) entries, throughput, memory, store size.
+    All(super::bench_all::AllArgs),
+    /// SIGKILL of the owner during bursts of writes, restart, every acknowledged write checked.
+    Crash(super::bench_fault::CrashArgs),
+    /// Stdio and HTTP clients on one project at once, mixed reads and writes, the owner killed midway.
+    Load(super::bench_fault::LoadArgs),
 }
 
 /// Runs the benchmark and prints its table.
@@ -43,6 +49,9 @@ pub fn run(global: &GlobalArgs, args: BenchArgs) -> anyhow::Result<ExitCode> {
         Scenario::Results(a) => super::bench_results::run(global, &a),
         Scenario::Prompt(a) => super::bench_prompt::run(a),
         Scenario::Plans(s) => super::bench_plans::run(global, s),
+        Scenario::All(a) => super::bench_all::run(global, a),
+        Scenario::Crash(a) => super::bench_fault::run_crash(global, a),
+        Scenario::Load(a) => super::bench_fault::run_load(global, a),
     }
 }
 

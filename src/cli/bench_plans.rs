@@ -6,17 +6,12 @@
 //! groups the CLINC150 intents (Larson et al. 2019, CC BY 3.0).
 
 use super::GlobalArgs;
-use crate::embed::{Embedder, FastEmbedder, ModelFiles};
-use crate::index::VectorIndex;
-use crate::plan::bench_data::{FAMILIES, filler, negative, render};
+use crate::bench::preload::{Vectors, plans as plans_preload};
+use crate::plan::bench_data::{FAMILIES, negative, render};
 use crate::plan::key::IntentKey;
-use crate::plan::library::{self, Record};
 use crate::plan::normalise::normalise;
-use crate::plan::template::{Counters, Provenance, StoredPlan, Versions, plan_id};
 use crate::project::Project;
-use crate::store::Store;
 use clap::Subcommand;
-use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -82,18 +77,15 @@ async fn plans(size: usize, model_dir: Option<PathBuf>, verbose: bool) -> anyhow
     let root = root.canonicalize()?;
     let fillers = size.saturating_sub(FAMILIES.len());
     let started = Instant::now();
-    preload(&Project::at(root.clone(), &home), fillers, model_dir.as_deref())?;
+    let vectors = model_dir.as_deref().map_or(Vectors::None, Vectors::Model);
+    plans_preload(&Project::at(root.clone(), &home), fillers, vectors)?;
     eprintln!("size {size}: preloaded {fillers} filler plans in {:.1}s", started.elapsed().as_secs_f64());
-    let mut cmd = tokio::process::Command::new(std::env::current_exe()?);
-    cmd.arg("serve").arg("--project").arg(&root).arg("--home").arg(&home).env("REFRAIN_LOG", "warn");
-    match &model_dir {
-        Some(m) => cmd.arg("--model-dir").arg(m),
-        None => cmd.env("REFRAIN__MODEL__ENABLED", "false"),
-    };
-    let client = ().serve(rmcp::transport::TokioChildProcess::new(cmd)?).await?;
+    // Without a model the server gets an empty model directory: exact buckets and wording only.
+    let models = model_dir.clone().unwrap_or_else(|| tmp.join("no-model"));
+    let server = crate::bench::driver::spawn(&crate::bench::driver::Setup { home, project: root, models }).await?;
+    let client = &server.client;
     let call = |name: &'static str, args: Value| {
         let args = args.as_object().cloned().unwrap_or_default();
-        let client = &client;
         async move {
             let r = client.call_tool(CallToolRequestParams::new(name).with_arguments(args)).await?;
             anyhow::Ok((r.is_error == Some(true), r.structured_content.unwrap_or(Value::Null)))
@@ -151,7 +143,7 @@ async fn plans(size: usize, model_dir: Option<PathBuf>, verbose: bool) -> anyhow
             }
         }
     }
-    let _ = client.cancel().await;
+    drop(server);
     let _ = std::fs::remove_dir_all(&tmp);
     report(size, model_dir.is_some(), &mut t)
 }
@@ -167,44 +159,6 @@ fn report(size: usize, model: bool, t: &mut Tally) -> anyhow::Result<()> {
         "lookup_ms_p50": pct(0.5), "lookup_ms_p99": pct(0.99), "lookups_timed": t.latencies.len(),
     });
     writeln!(std::io::stdout().lock(), "{line}")?;
-    Ok(())
-}
-
-/// Writes filler plans (with task embeddings when a model is given) straight into a fresh store.
-fn preload(project: &Project, n: usize, model_dir: Option<&Path>) -> anyhow::Result<()> {
-    project.prepare()?;
-    let store = Store::open(&project.db_dir())?;
-    let model = model_dir.map(|d| FastEmbedder::load(&ModelFiles::under(d), 2, 256)).transpose()?;
-    let index = VectorIndex::default();
-    for chunk in (0..n).collect::<Vec<_>>().chunks(256) {
-        let items: Vec<(String, _)> = chunk.iter().map(|&i| filler(i)).collect();
-        let vectors = match &model {
-            Some(m) => {
-                m.embed(&items.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>())?.into_iter().map(Some).collect()
-            }
-            None => vec![None; items.len()],
-        };
-        for ((task, template), v) in items.into_iter().zip(vectors) {
-            let norm = normalise(&task);
-            let key = IntentKey::of(&norm);
-            let id = plan_id(&key.bucket, &template);
-            let vector = v.map(|v| index.insert(&store, library::SCOPE, id.as_bytes(), v)).transpose()?;
-            let plan = StoredPlan {
-                id,
-                key,
-                versions: Versions { plan: "1".into(), normaliser: crate::plan::NORMALISER_VERSION, extractor: None },
-                template,
-                skeleton: norm.skeleton,
-                provenance: Provenance { source: "bench-filler".into(), task, confidence: None },
-                stored_at: 0,
-                last_hit_at: None,
-                counters: Counters::default(),
-                quarantined: None,
-            };
-            library::put(&store, &Record { plan, vector })?;
-        }
-    }
-    store.flush()?;
     Ok(())
 }
 

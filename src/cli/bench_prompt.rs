@@ -90,7 +90,7 @@ fn filler(i: usize, bytes: usize) -> String {
 }
 
 /// Two requests: B edits the system prompt's last block and appends a turn.
-fn requests(tokens: u64) -> anyhow::Result<(Value, Value)> {
+pub(super) fn requests(tokens: u64) -> anyhow::Result<(Value, Value)> {
     let captured: Value = serde_json::from_str(CAPTURED)?;
     let mut a = captured.get("body").cloned().unwrap_or(captured);
     let mut i = 0;
@@ -115,7 +115,7 @@ fn requests(tokens: u64) -> anyhow::Result<(Value, Value)> {
 }
 
 /// A Claude Code session: one line per content block, as the agent writes it.
-fn transcript(bytes: usize) -> String {
+pub(super) fn transcript(bytes: usize) -> String {
     let mut out = String::with_capacity(bytes + 20_000);
     let mut i = 0;
     while out.len() < bytes {

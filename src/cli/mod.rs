@@ -3,6 +3,8 @@
 //! Only the non-serve commands print to stdout. Each command lives in its own file.
 
 mod bench;
+mod bench_all;
+mod bench_fault;
 mod bench_plans;
 mod bench_prompt;
 mod bench_quality;

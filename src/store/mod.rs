@@ -259,10 +259,18 @@ impl Store {
         Ok(())
     }
 
-    /// `flush` without blocking the async runtime.
+    /// `flush` without blocking the async runtime. A blocking flush on the blocking pool, not
+    /// sled's own `flush_async`: concurrent `flush_async` calls can deadlock in sled 0.34
+    /// (spacejam/sled#1308, seen here as every request stalling with 16 busy clients).
     pub async fn flush_async(&self) -> Result<()> {
-        self.db.flush_async().await?;
-        Ok(())
+        let db = self.db.clone();
+        match tokio::task::spawn_blocking(move || db.flush()).await {
+            Ok(r) => {
+                r?;
+                Ok(())
+            }
+            Err(e) => Err(sled::Error::ReportableBug(format!("store flush task failed: {e}")).into()),
+        }
     }
 
     /// Bytes the database occupies on disk.

@@ -1,0 +1,230 @@
+//! Fills a project's store in process before a benchmark server is spawned: `n` plans and `n`
+//! results written through the library (records plus their vectors), so 100k entries take
+//! seconds instead of 100k MCP calls. The vector index itself is left to the server, which
+//! rebuilds it from the store's vectors at startup, as after any crash.
+//!
+//! Bulk vectors are pseudo-random unit vectors (embedding 100k texts would dominate the run);
+//! `real` results go through the real put path with embedded queries, so semantic lookups have
+//! something true to find among the bulk.
+
+use super::core::random_unit;
+use crate::app::App;
+use crate::config::Config;
+use crate::embed::{Embedder, FastEmbedder, ModelFiles};
+use crate::index::VectorIndex;
+use crate::plan::bench_data::filler;
+use crate::plan::key::IntentKey;
+use crate::plan::library::{self, Record};
+use crate::plan::normalise::normalise;
+use crate::plan::template::{Counters, Provenance, StoredPlan, Versions, plan_id};
+use crate::project::Project;
+use crate::results::entry::{self, Entry, now_ms};
+use crate::results::{PutRequest, key};
+use crate::store::Store;
+use serde_json::json;
+use std::path::Path;
+
+/// Tool name of the bulk and real results.
+pub const TOOL: &str = "WebSearch";
+/// Namespace of the preloaded results.
+pub const NAMESPACE: &str = "default";
+/// Vectors written per throwaway index (below the graph threshold, so nothing is built here).
+const CHUNK: usize = 4000;
+
+/// What was preloaded, for the timed calls to aim at.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// Results with exact keys `{"q": i}` for i in 0..n.
+    pub n: usize,
+    /// Queries stored through the real put path.
+    pub real: Vec<String>,
+    /// Expired results with keys `{"stale": i}`.
+    pub stale: usize,
+}
+
+/// The query stored with real result `i` (200 distinct ones; near-identical stored queries would
+/// make the verifier refuse to choose, as it should).
+pub fn real_query(i: usize) -> String {
+    let verbs =
+        ["configure", "debug", "profile", "test", "document", "benchmark", "upgrade", "secure", "deploy", "monitor"];
+    let objects = [
+        "connection pool",
+        "retry policy",
+        "log rotation",
+        "TLS certificates",
+        "rate limiter",
+        "cache eviction",
+        "database migrations",
+        "websocket handshake",
+        "json schema validation",
+        "cron scheduler",
+        "thread pool",
+        "memory allocator",
+        "error reporting",
+        "feature flags",
+        "config reload",
+        "message queue",
+        "search index",
+        "image resizing",
+        "pdf export",
+        "email templates",
+    ];
+    format!("how do I {} the {} of our web service", verbs[i % verbs.len()], objects[(i / verbs.len()) % objects.len()])
+}
+
+/// Writes `n` plans and `n` results (+ `real` semantic results and `stale` expired ones) into
+/// the project's store. Runs its own runtime on a separate thread.
+pub fn fill(
+    home: &Path,
+    project: &Project,
+    models: &Path,
+    n: usize,
+    real: usize,
+    stale: usize,
+) -> anyhow::Result<Loaded> {
+    project.prepare()?;
+    let (home, project, models) = (home.to_path_buf(), project.clone(), models.to_path_buf());
+    std::thread::spawn(move || -> anyhow::Result<Loaded> {
+        // Results first: the app started for the real puts rebuilds its index from a store that
+        // holds nothing yet, so no background build outlives it and keeps the store open.
+        let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        let loaded = rt.block_on(results(&home, project.clone(), &models, n, real, stale))?;
+        rt.shutdown_timeout(std::time::Duration::from_secs(2));
+        plans(&project, n, Vectors::Random)?;
+        Ok(loaded)
+    })
+    .join()
+    .map_err(|_| anyhow::anyhow!("the preload thread panicked"))?
+}
+
+async fn results(
+    home: &Path,
+    project: Project,
+    models: &Path,
+    n: usize,
+    real: usize,
+    stale: usize,
+) -> anyhow::Result<Loaded> {
+    let store = Store::open(&project.db_dir())?;
+    let mut config = Config::default();
+    config.model.dir = Some(models.to_path_buf());
+    config.store.home = Some(home.to_path_buf());
+    let app = App::start(config, project, store);
+    let mut queries = Vec::new();
+    for i in 0..real {
+        let q = real_query(i);
+        let req = PutRequest {
+            tool: TOOL.into(),
+            args: json!({"real": i}),
+            result: json!(format!("answer {i}")),
+            query: Some(q.clone()),
+            ttl_secs: Some(86_400),
+            ..Default::default()
+        };
+        crate::results::put(&app, req).await?;
+        queries.push(q);
+    }
+    let store = &app.store;
+    let now = now_ms();
+    let scope = entry::scope(NAMESPACE, TOOL);
+    for chunk in (0..n).collect::<Vec<_>>().chunks(CHUNK) {
+        let index = VectorIndex::default();
+        for &i in chunk {
+            let args = json!({"q": i});
+            let k = key::exact_key(NAMESPACE, TOOL, &args);
+            let vector = index.insert(store, &scope, k.as_bytes(), random_unit(i as u64, 384))?;
+            write(store, k, args, Some(format!("bulk query {i}")), now + 86_400_000, Some(vector))?;
+        }
+    }
+    for i in 0..stale {
+        let args = json!({"stale": i});
+        let k = key::exact_key(NAMESPACE, TOOL, &args);
+        write(store, k, args, None, now.saturating_sub(1000), None)?;
+    }
+    store.flush_async().await?;
+    app.shutdown().await;
+    Ok(Loaded { n, real: queries, stale })
+}
+
+fn write(
+    store: &Store,
+    key: String,
+    args: serde_json::Value,
+    query: Option<String>,
+    expires_ms: u64,
+    vector: Option<u64>,
+) -> anyhow::Result<()> {
+    let now = now_ms();
+    let e = Entry {
+        key,
+        namespace: NAMESPACE.into(),
+        tool: TOOL.into(),
+        args,
+        query,
+        result: json!("x".repeat(200)),
+        created_ms: now.min(expires_ms.saturating_sub(1)),
+        expires_ms,
+        deps: Vec::new(),
+        vector,
+        bytes: 200,
+    };
+    entry::write(store, &e)?;
+    Ok(())
+}
+
+/// Where preloaded plans get their task vectors.
+#[derive(Debug, Clone, Copy)]
+pub enum Vectors<'a> {
+    /// No vectors (exact buckets and wording only).
+    None,
+    /// Embedded with the model in this directory.
+    Model(&'a Path),
+    /// Pseudo-random unit vectors: the index has the size, without the embedding time.
+    Random,
+}
+
+/// Writes filler plans (and their task vectors) straight into a fresh store. Each chunk uses a
+/// throwaway in-memory index, so no graph is built here: the vectors land in the store and the
+/// server builds its index from them at startup.
+pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()> {
+    project.prepare()?;
+    let store = Store::open(&project.db_dir())?;
+    let model = match vectors {
+        Vectors::Model(d) => Some(FastEmbedder::load(&ModelFiles::under(d), 2, 256)?),
+        _ => None,
+    };
+    for chunk in (0..n).collect::<Vec<_>>().chunks(256) {
+        let index = VectorIndex::default();
+        let items: Vec<(String, _)> = chunk.iter().map(|&i| filler(i)).collect();
+        let vectors = match (&model, vectors) {
+            (Some(m), _) => {
+                m.embed(&items.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>())?.into_iter().map(Some).collect()
+            }
+            (None, Vectors::Random) => {
+                chunk.iter().map(|&i| Some(crate::bench::core::random_unit(i as u64, 384))).collect()
+            }
+            (None, _) => vec![None; items.len()],
+        };
+        for ((task, template), v) in items.into_iter().zip(vectors) {
+            let norm = normalise(&task);
+            let key = IntentKey::of(&norm);
+            let id = plan_id(&key.bucket, &template);
+            let vector = v.map(|v| index.insert(&store, library::SCOPE, id.as_bytes(), v)).transpose()?;
+            let plan = StoredPlan {
+                id,
+                key,
+                versions: Versions { plan: "1".into(), normaliser: crate::plan::NORMALISER_VERSION, extractor: None },
+                template,
+                skeleton: norm.skeleton,
+                provenance: Provenance { source: "bench-filler".into(), task, confidence: None },
+                stored_at: 0,
+                last_hit_at: None,
+                counters: Counters::default(),
+                quarantined: None,
+            };
+            library::put(&store, &Record { plan, vector })?;
+        }
+    }
+    store.flush()?;
+    Ok(())
+}

@@ -1,0 +1,277 @@
+//! `refrain bench all`: one table of every figure users ask about, each taken by driving the real
+//! binary over stdio the way an agent does, at several store sizes.
+//!
+//! Per size the store is filled in process (`preload`), then: spawn-to-initialize on that store,
+//! the first semantic call (it waits for the index rebuilt from the store), plan_lookup,
+//! plan_store, response_cache_get (exact, semantic, stale), response_cache_put,
+//! explain_cache_break and compact_preview on large inputs, throughput with 1, 4 and 16
+//! concurrent clients (one server process each, as agents run them), the owner's peak memory
+//! and the store's size on disk.
+
+use super::driver::{self, Setup, Spawned};
+use super::preload::{self, Loaded, NAMESPACE, TOOL};
+use super::work::{Rng, call};
+use super::{Samples, peak_rss_mib};
+use crate::plan::bench_data::filler;
+use crate::project::Project;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The large inputs of the prompt tools (built by the caller from captured request shapes).
+#[derive(Debug, Clone)]
+pub struct PromptInputs {
+    /// The earlier request.
+    pub before: Value,
+    /// The later request.
+    pub after: Value,
+    /// Estimated tokens of one request.
+    pub tokens: u64,
+    /// A Claude Code transcript's text.
+    pub transcript: String,
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Opts {
+    /// Store sizes (plans and results each).
+    pub sizes: Vec<usize>,
+    /// Timed calls per measure.
+    pub samples: usize,
+    /// Model directory.
+    pub models: PathBuf,
+    /// Concurrency levels for the throughput rows.
+    pub clients: Vec<usize>,
+}
+
+/// One measure across sizes.
+struct Line {
+    what: String,
+    target: &'static str,
+    values: Vec<String>,
+}
+
+/// Runs every size and renders the Markdown table.
+pub async fn run(base: &Path, opts: &Opts, prompt: &PromptInputs) -> anyhow::Result<String> {
+    let mut lines: Vec<Line> = Vec::new();
+    for &n in &opts.sizes {
+        let started = Instant::now();
+        let rows = one_size(base, n, opts, prompt).await?;
+        eprintln!("{n} entries measured in {:.0} s", started.elapsed().as_secs_f64());
+        for (i, (what, target, value)) in rows.into_iter().enumerate() {
+            if lines.len() <= i {
+                lines.push(Line { what, target, values: Vec::new() });
+            }
+            lines[i].values.push(value);
+        }
+        let _ = std::fs::remove_dir_all(base.join(format!("size-{n}")));
+    }
+    let mut out = String::from("| measure |");
+    opts.sizes.iter().for_each(|n| out.push_str(&format!(" {} |", human(*n))));
+    out.push_str(" target |\n|---|");
+    opts.sizes.iter().for_each(|_| out.push_str("---|"));
+    out.push_str("---|\n");
+    for l in lines {
+        out.push_str(&format!("| {} | {} | {} |\n", l.what, l.values.join(" | "), l.target));
+    }
+    Ok(out)
+}
+
+fn human(n: usize) -> String {
+    if n >= 1000 && n.is_multiple_of(1000) { format!("{}k entries", n / 1000) } else { format!("{n} entries") }
+}
+
+type Row = (String, &'static str, String);
+
+fn row(what: &str, target: &'static str, value: String) -> Row {
+    (what.to_string(), target, value)
+}
+
+async fn one_size(base: &Path, n: usize, opts: &Opts, prompt: &PromptInputs) -> anyhow::Result<Vec<Row>> {
+    let setup = driver::scratch(base, &format!("size-{n}"), &opts.models)?;
+    let project = Project::at(setup.project.clone(), &setup.home);
+    let t = Instant::now();
+    let loaded = preload::fill(&setup.home, &project, &opts.models, n, 200, opts.samples)?;
+    let mut rows =
+        vec![row("preload in process: plans + results (s)", "", format!("{:.1}", t.elapsed().as_secs_f64()))];
+    let s = super::core::startup(&setup, 10).await?;
+    rows.push(row("spawn to initialize (p50 / p99 / max ms)", "< 50 ms", s.summary()));
+    let transcript = setup.project.join("session.jsonl");
+    std::fs::write(&transcript, &prompt.transcript)?;
+    let server = driver::spawn(&setup).await?;
+    let t = Instant::now();
+    server.wait_model().await?;
+    server.ok("response_cache_get", json!({"namespace": NAMESPACE, "tool": TOOL, "query": loaded.real[0]})).await?;
+    server.ok("plan_lookup", json!({"task": filler(0).0})).await?;
+    rows.push(row(
+        "first semantic call after spawn, index rebuilt from the store (s)",
+        "",
+        format!("{:.2}", t.elapsed().as_secs_f64()),
+    ));
+    rows.extend(tools(&server, &loaded, opts.samples).await?);
+    rows.extend(prompt_rows(&server, prompt, &transcript).await?);
+    for &c in &opts.clients {
+        let (rate, errors) = throughput(&setup, &server, c, opts.samples, n).await?;
+        rows.push(row(
+            &format!("throughput, {c} concurrent client(s), 80% exact get / 20% put (requests/s)"),
+            "",
+            format!("{rate:.0}{}", if errors > 0 { format!(" ({errors} errors)") } else { String::new() }),
+        ));
+    }
+    let stats = server.ok("cache_stats", json!({})).await?;
+    rows.push(row("server peak RSS (MiB)", "", format!("{:.0}", peak_rss_mib(server.pid()).unwrap_or(f64::NAN))));
+    rows.push(row(
+        "store size on disk (MiB)",
+        "",
+        format!("{:.1}", stats["store_bytes"].as_u64().unwrap_or(0) as f64 / 1_048_576.0),
+    ));
+    Ok(rows)
+}
+
+/// Times `samples` calls; `good` says whether an answer is the expected one. Returns the
+/// summary with the count of expected answers.
+async fn timed(
+    server: &Spawned,
+    samples: usize,
+    mut args: impl FnMut(usize) -> (&'static str, Value),
+    good: impl Fn(&Value) -> bool,
+) -> anyhow::Result<String> {
+    let mut s = Samples::default();
+    let mut hits = 0;
+    for k in 0..samples {
+        let (tool, a) = args(k);
+        let t = Instant::now();
+        let r = call(server.client.peer(), tool, a).await?;
+        s.push(t.elapsed());
+        let out = r.structured_content.unwrap_or(Value::Null);
+        hits += usize::from(r.is_error != Some(true) && good(&out));
+    }
+    Ok(format!("{} ({hits}/{samples})", s.summary()))
+}
+
+async fn tools(server: &Spawned, loaded: &Loaded, samples: usize) -> anyhow::Result<Vec<Row>> {
+    let n = loaded.n.max(1) as u64;
+    let mut rng = Rng::new(0xB0B);
+    let mut rows = Vec::new();
+    let hit = |v: &Value| v["status"] == "hit";
+    let v = timed(server, samples, |_| ("plan_lookup", json!({"task": filler(rng.below(n) as usize).0})), hit).await?;
+    rows.push(row("plan_lookup, stored task (p50 / p99 / max ms, hits)", "5 / 15 ms at 10k", v));
+    let v = timed(
+        server,
+        samples,
+        |k| {
+            let (task, template) = filler(loaded.n + 10_000 + k);
+            ("plan_store", json!({"task": task, "template": template}))
+        },
+        |v| v["plan_id"].is_string(),
+    )
+    .await?;
+    rows.push(row("plan_store, new plan, flushed (p50 / p99 / max ms, stored)", "", v));
+    let mut rng = Rng::new(0xCAFE);
+    let v = timed(
+        server,
+        samples,
+        |_| ("response_cache_get", json!({"namespace": NAMESPACE, "tool": TOOL, "args": {"q": rng.below(n)}})),
+        hit,
+    )
+    .await?;
+    rows.push(row("response_cache_get exact (p50 / p99 / max ms, hits)", "< 0.3 ms p50", v));
+    let real = &loaded.real;
+    let v = timed(
+        server,
+        samples,
+        |k| ("response_cache_get", json!({"namespace": NAMESPACE, "tool": TOOL, "query": real[k % real.len()]})),
+        hit,
+    )
+    .await?;
+    rows.push(row("response_cache_get semantic (p50 / p99 / max ms, hits)", "< 5 ms p50", v));
+    let v = timed(
+        server,
+        samples.min(loaded.stale),
+        |k| ("response_cache_get", json!({"namespace": NAMESPACE, "tool": TOOL, "args": {"stale": k}})),
+        |v| v["status"] == "miss" && v["stale"] == true,
+    )
+    .await?;
+    rows.push(row("response_cache_get stale: expired entry evicted (p50 / p99 / max ms, stale misses)", "", v));
+    let v = timed(
+        server,
+        samples,
+        |k| {
+            let args = json!({"namespace": NAMESPACE, "tool": TOOL, "args": {"put": k}, "result": format!("put {k}"), "read_only": true});
+            ("response_cache_put", args)
+        },
+        |v| v["stored"] == true,
+    )
+    .await?;
+    rows.push(row("response_cache_put, flushed (p50 / p99 / max ms, stored)", "< 2 ms p50", v));
+    Ok(rows)
+}
+
+async fn prompt_rows(server: &Spawned, prompt: &PromptInputs, transcript: &Path) -> anyhow::Result<Vec<Row>> {
+    let runs = 10;
+    let v = timed(
+        server,
+        runs,
+        |_| ("explain_cache_break", json!({"before": prompt.before, "after": prompt.after})),
+        |v| v["report"].is_object(),
+    )
+    .await?;
+    let what =
+        format!("explain_cache_break, two requests of ~{}k tokens (p50 / p99 / max ms, ok)", prompt.tokens / 1000);
+    let mut rows = vec![row(&what, "< 50 ms", v)];
+    let v = timed(
+        server,
+        runs,
+        |_| ("compact_preview", json!({"transcript": transcript, "preset": "anthropic_clear_tool_uses"})),
+        |v| v.is_object(),
+    )
+    .await?;
+    let what =
+        format!("compact_preview, {} MB transcript (p50 / p99 / max ms, ok)", prompt.transcript.len() / 1_000_000);
+    rows.push(row(&what, "< 300 ms", v));
+    Ok(rows)
+}
+
+/// Requests per second with `clients` concurrent clients, each on its own server process (the
+/// first is `first`, the owner; the others follow it over the socket). Returns the rate and errors.
+async fn throughput(
+    setup: &Setup,
+    first: &Spawned,
+    clients: usize,
+    per: usize,
+    n: usize,
+) -> anyhow::Result<(f64, usize)> {
+    let mut extra = Vec::new();
+    for _ in 1..clients.max(1) {
+        extra.push(driver::spawn(setup).await?);
+    }
+    let peers: Vec<_> =
+        std::iter::once(first.client.peer().clone()).chain(extra.iter().map(|s| s.client.peer().clone())).collect();
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for (c, peer) in peers.into_iter().enumerate() {
+        tasks.push(tokio::spawn(async move {
+            let mut rng = Rng::new(c as u64 + 1);
+            let mut errors = 0;
+            for i in 0..per {
+                let (tool, args) = if i % 5 == 4 {
+                    let args = json!({"namespace": NAMESPACE, "tool": TOOL, "args": {"tp": format!("{clients}-{c}-{i}")}, "result": "x", "read_only": true});
+                    ("response_cache_put", args)
+                } else {
+                    ("response_cache_get", json!({"namespace": NAMESPACE, "tool": TOOL, "args": {"q": rng.below(n.max(1) as u64)}}))
+                };
+                match call(&peer, tool, args).await {
+                    Ok(r) if r.is_error != Some(true) => {}
+                    _ => errors += 1,
+                }
+            }
+            errors
+        }));
+    }
+    let mut errors = 0;
+    for t in tasks {
+        errors += t.await?;
+    }
+    let rate = (clients.max(1) * per) as f64 / started.elapsed().as_secs_f64();
+    Ok((rate, errors))
+}
