@@ -992,14 +992,7 @@ impl Family {
             .into();
         let slots = names
             .iter()
-            .map(|s| Slot {
-                name: s.to_string(),
-                kind: slot_kind(s),
-                required: true,
-                default: None,
-                transform: None,
-                role: s.ends_with('2').then_some(Role::To),
-            })
+            .map(|s| Slot { role: s.ends_with('2').then_some(Role::To), ..Slot::required(*s, slot_kind(s)) })
             .collect();
         let step = |tool: &str, op: &str, inputs: Value, outputs: &[&str], fx: bool, fam: &str| Step {
             tool: tool.into(),
@@ -1089,24 +1082,7 @@ pub fn filler(i: usize) -> (String, PlanTemplate) {
                 family: None,
             },
         ],
-        slots: vec![
-            Slot {
-                name: "identifier".into(),
-                kind: ParamKind::Identifier,
-                required: true,
-                default: None,
-                transform: None,
-                role: None,
-            },
-            Slot {
-                name: "path".into(),
-                kind: ParamKind::Path,
-                required: true,
-                default: None,
-                transform: None,
-                role: None,
-            },
-        ],
+        slots: vec![Slot::required("identifier", ParamKind::Identifier), Slot::required("path", ParamKind::Path)],
         outputs: vec![],
         description: None,
         version: "1".into(),

@@ -90,7 +90,7 @@ pub fn extract(task: &str, trace: &Trace) -> Result<Extracted, String> {
             continue;
         }
         let kind = if c.path.is_empty() { c.kind } else { ParamKind::Any };
-        slots.push(Slot { name: c.slot.clone(), kind, required: true, default: None, transform: None, role: c.role });
+        slots.push(Slot { role: c.role, ..Slot::required(c.slot.clone(), kind) });
     }
     let template = PlanTemplate {
         steps,

@@ -172,7 +172,7 @@ mod tests {
     use serde_json::json;
 
     fn slot(name: &str, kind: ParamKind) -> Slot {
-        Slot { name: name.into(), kind, required: true, default: None, transform: None, role: None }
+        Slot::required(name, kind)
     }
 
     fn template(slots: Vec<Slot>, inputs: Value) -> PlanTemplate {

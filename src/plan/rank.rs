@@ -119,17 +119,7 @@ mod tests {
                 side_effect: true,
                 family: None,
             }],
-            slots: slots
-                .into_iter()
-                .map(|(s, k)| Slot {
-                    name: s.into(),
-                    kind: k,
-                    required: true,
-                    default: None,
-                    transform: None,
-                    role: None,
-                })
-                .collect(),
+            slots: slots.into_iter().map(|(s, k)| Slot::required(s, k)).collect(),
             outputs: vec![],
             description: None,
             version: "1".into(),

@@ -82,6 +82,13 @@ pub struct Slot {
     pub role: Option<super::params::Role>,
 }
 
+impl Slot {
+    /// A required slot with no default, transform or role.
+    pub fn required(name: impl Into<String>, kind: ParamKind) -> Slot {
+        Slot { name: name.into(), kind, required: true, default: None, transform: None, role: None }
+    }
+}
+
 fn default_kind() -> ParamKind {
     ParamKind::Any
 }
