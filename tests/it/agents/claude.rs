@@ -90,13 +90,7 @@ fn claude_code_sessions_reach_refrain_store_a_plan_and_get_it_back() {
     let mock2 = Mock::start(Api::Anthropic, &tmp.path().join("s2"), &script);
     let (_, took) = session(&s, &mock2, "Please fix the typo in notes.txt");
     eprintln!("claude session 2: {} ms", took.as_millis());
-    assert!(
-        mock2.saw("plan_feedback with plan_id") && mock2.saw(&plan_id),
-        "the stored plan did not reach the model as context; requests: {:#?}",
-        mock2.requests().iter().map(|r| r["messages"].clone()).collect::<Vec<_>>()
-    );
-    let feedback = results_of(&mock2.calls(Api::Anthropic), "mcp__refrain__plan_feedback");
-    assert_eq!(feedback[0]["counters"]["successes"], 1, "{}", feedback[0]);
+    assert_plan_handed_back(&mock2, Api::Anthropic, &plan_id);
 }
 
 #[test]

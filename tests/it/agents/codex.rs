@@ -122,13 +122,7 @@ fn codex_sessions_reach_refrain_store_a_plan_and_get_it_back() {
     repoint(&s, mock2.port);
     let (_, took) = session(&s, &mock2, "Please fix the typo in notes.txt");
     eprintln!("codex session 2: {} ms", took.as_millis());
-    assert!(
-        mock2.saw("plan_feedback with plan_id") && mock2.saw(&plan_id),
-        "the stored plan did not reach the model as context; requests: {:#?}",
-        mock2.requests().iter().map(|r| r["input"].clone()).collect::<Vec<_>>()
-    );
-    let feedback = results_of(&mock2.calls(Api::Responses), "mcp__refrain__plan_feedback");
-    assert_eq!(feedback[0]["counters"]["successes"], 1, "{}", feedback[0]);
+    assert_plan_handed_back(&mock2, Api::Responses, &plan_id);
 }
 
 #[test]

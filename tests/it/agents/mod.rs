@@ -139,6 +139,22 @@ pub fn json_in(text: &str) -> Value {
         .unwrap_or_else(|| panic!("no JSON in tool result: {text}"))
 }
 
+/// A second session's checks: the stored plan reached the model as context (with the line asking
+/// for plan_feedback), and the feedback the model sent was counted.
+pub fn assert_plan_handed_back(mock: &mock::Mock, api: mock::Api, plan_id: &str) {
+    let conversation = match api {
+        mock::Api::Anthropic => "messages",
+        mock::Api::Responses => "input",
+    };
+    assert!(
+        mock.saw("plan_feedback with plan_id") && mock.saw(plan_id),
+        "the stored plan did not reach the model as context; requests: {:#?}",
+        mock.requests().iter().map(|r| r[conversation].clone()).collect::<Vec<_>>()
+    );
+    let feedback = results_of(&mock.calls(api), "mcp__refrain__plan_feedback");
+    assert_eq!(feedback[0]["counters"]["successes"], 1, "{}", feedback[0]);
+}
+
 /// The results of the calls to `tool`, in order, as JSON.
 pub fn results_of(calls: &[Value], tool: &str) -> Vec<Value> {
     calls.iter().filter(|c| c["name"] == tool).map(|c| json_in(c["result"].as_str().unwrap_or_default())).collect()
