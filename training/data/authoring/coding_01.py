@@ -1,7 +1,7 @@
 """Coding families 1-10: dependencies, renames, releases, CLI flags, branches, tests, CI,
 Dockerfiles, migrations."""
 
-from dsl import B, E, G, GL, M, N, R, W, coding
+from dsl import B, E, G, GL, M, N, R, W, coding, prev_version
 
 
 def field_of(flag):
@@ -85,7 +85,8 @@ FAMILIES = [
         3, "Bump a Python package's version and add a changelog section", "python",
         "https://github.com/rackerlabs/yolo/pull/32",
         root="/home/dev/yolo",
-        defaults={"old": "0.2.1", "pkg": "yolo", "date": "2024-05-14"},
+        defaults={"pkg": "yolo", "date": "2024-05-14"},
+        derive=lambda v: {"old": prev_version(v["version"])},
         todo=["Set the version to «version» in pyproject.toml and «pkg»/__init__.py",
               "Add a «version» section to CHANGELOG.md", "Commit the release"],
         calls=[R("pyproject.toml"),

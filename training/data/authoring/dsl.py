@@ -195,3 +195,16 @@ def question(id, topic, answer, members, negatives):
         text, vals = _unmark(t)
         fam["negatives"].append({"text": text, "differs": differs, "values": vals, "answer": {"text": ans}})
     return fam
+
+
+def prev_version(v):
+    """The release before `v` (1.5.5 -> 1.5.4, 1.38.0 -> 1.37.0), for the line an edit replaces."""
+    parts = v.split(".")
+    nums = [int(p) if p.isdigit() else None for p in parts]
+    for i in range(len(parts) - 1, -1, -1):
+        if nums[i]:
+            parts[i] = str(nums[i] - 1)
+            if i == 0 and len(parts) > 1 and nums[1] == 0:
+                parts[1] = "9"
+            return ".".join(parts)
+    return v
