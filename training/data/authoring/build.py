@@ -8,6 +8,7 @@ are written in the modules and never reused, so a family keeps its split forever
 import importlib
 import json
 import pathlib
+import re
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -26,6 +27,25 @@ def collect(prefix):
     return sorted(fams, key=lambda f: f["id"])
 
 
+BEGIN, END = "<!-- sources:begin -->", "<!-- sources:end -->"
+
+
+def write_sources(coding):
+    """Rewrites README.md's table of the repository each coding family was drawn from."""
+    readme = HERE.parent / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    rows = ["| family | task | drawn from |", "|---|---|---|"]
+    for f in coding:
+        m = re.match(r"https://github\.com/([^/]+/[^/]+)", f["source"])
+        repo = m.group(1) if m else f["source"]
+        rows.append(f"| {f['id']} | {f['title']} | [{repo}]({f['source']}) |")
+    block = BEGIN + "\n" + "\n".join(rows) + "\n" + END
+    if BEGIN not in text:
+        sys.exit(f"README.md lacks the {BEGIN} ... {END} markers")
+    text = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
+    readme.write_text(text, encoding="utf-8")
+
+
 def main():
     for prefix in ("coding", "question"):
         fams = collect(prefix)
@@ -34,6 +54,8 @@ def main():
             for f in fams:
                 fh.write(json.dumps(f, ensure_ascii=False) + "\n")
         print(f"{out.name}: {len(fams)} families")
+        if prefix == "coding":
+            write_sources(fams)
 
 
 if __name__ == "__main__":
