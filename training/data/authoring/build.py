@@ -47,6 +47,9 @@ def write_sources(coding):
 
 
 def main():
+    import dsl
+    import extra_members
+    dsl.EXTRA.update(extra_members.EXTRA)
     for prefix in ("coding", "question"):
         fams = collect(prefix)
         out = HERE.parent / f"{prefix}.jsonl"

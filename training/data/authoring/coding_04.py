@@ -12,7 +12,8 @@ def camel(name):
 
 
 LINT_CMDS = {"golangci-lint": "golangci-lint run ./...", "go vet": "go vet ./...", "staticcheck": "staticcheck ./...",
-             "revive": "revive -config revive.toml ./...", "gofmt": 'test -z "$$(gofmt -l .)"', "govulncheck": "govulncheck ./..."}
+             "revive": "revive -config revive.toml ./...", "gofmt": 'test -z "$$(gofmt -l .)"', "govulncheck": "govulncheck ./...",
+             "gofumpt": "gofumpt -l -w ."}
 
 
 def sentinel_msg(name):

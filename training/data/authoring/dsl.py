@@ -156,11 +156,14 @@ class N:
 
 LICENSE = "written for refrain; MIT OR Apache-2.0 (the repository's license)"
 
+# Extra members per coding family id, appended after the family's own (set by build.py).
+EXTRA = {}
+
 
 def coding(id, title, lang, source, root, todo, calls, members, negatives, defaults=None, derive=None, agent="claude"):
     fam = {"id": f"coding-{id:03d}", "set": "coding", "split": split_of(f"coding-{id:03d}"), "title": title,
            "lang": lang, "source": source, "license": LICENSE, "members": [], "negatives": []}
-    for m in members:
+    for m in list(members) + EXTRA.get(id, []):
         vals = dict(defaults or {})
         vals.update(m.vals)
         if derive:
