@@ -10,7 +10,6 @@
 //!   `config`, `project`.
 
 pub mod app;
-pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod embed;

@@ -1,76 +1,52 @@
-//! `refrain bench <scenario>`: rerunnable benchmarks that drive the real binary and print tables.
+//! `refrain bench ...`: a thin alias for the separate `refrain-bench` binary, so the benchmarks
+//! stay out of the shipped product. It runs the `refrain-bench` found beside this binary (or on the
+//! PATH) with the same arguments, pointed at this binary.
 
 use super::GlobalArgs;
-use clap::{Args, Subcommand};
-use std::io::Write;
+use clap::Args;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Arguments of `refrain bench`.
+/// Arguments of `refrain bench`: everything is passed to `refrain-bench` unchanged.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    #[command(subcommand)]
-    scenario: Scenario,
+    /// The scenario and its flags (see `refrain-bench --help`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<OsString>,
 }
 
-/// Which benchmark to run.
-#[derive(Debug, Subcommand)]
-enum Scenario {
-    /// Startup time, idle memory, embedding latency, index search latency.
-    Core {
-        /// Include the largest sizes (100k entries); slow.
-        #[arg(long)]
-        large: bool,
-        /// Scratch directory (default: a fresh temp dir).
-        #[arg(long)]
-        dir: Option<PathBuf>,
-    },
-    /// Spawn-to-initialize time over stdio and idle peak memory, with and without the model.
-    Startup(super::bench_startup::StartupArgs),
-    /// The result cache: semantic match quality on GPTCache's pairs and get/put speed over stdio.
-    Results(super::bench_results::ResultsBenchArgs),
-    /// Prompt-cache analysis: explain_cache_break and compact_preview on large inputs.
-    Prompt(super::bench_prompt::BenchArgs),
-    #[command(flatten)]
-    Plans(super::bench_plans::Scenario),
-    /// The one table: every tool over stdio at 1k/10k(/100k) entries, throughput, memory, store size.
-    All(super::bench_all::AllArgs),
-    /// SIGKILL of the owner during bursts of writes, restart, every acknowledged write checked.
-    Crash(super::bench_fault::CrashArgs),
-    /// Stdio and HTTP clients on one project at once, mixed reads and writes, the owner killed midway.
-    Load(super::bench_fault::LoadArgs),
+/// The error when the bench binary is missing.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "refrain-bench is not installed beside {beside} nor on the PATH; build it with `cargo build --release -p refrain-bench` (the benchmarks are not part of refrain itself)"
+)]
+pub struct Missing {
+    beside: String,
 }
 
-/// Runs the benchmark and prints its table.
+/// Runs `refrain-bench` with the given arguments and returns its exit status.
 pub fn run(global: &GlobalArgs, args: BenchArgs) -> anyhow::Result<ExitCode> {
-    match args.scenario {
-        Scenario::Core { large, dir } => core(global, large, dir),
-        Scenario::Startup(a) => super::bench_startup::run(global, a),
-        Scenario::Results(a) => super::bench_results::run(global, &a),
-        Scenario::Prompt(a) => super::bench_prompt::run(a),
-        Scenario::Plans(s) => super::bench_plans::run(global, s),
-        Scenario::All(a) => super::bench_all::run(global, a),
-        Scenario::Crash(a) => super::bench_fault::run_crash(global, a),
-        Scenario::Load(a) => super::bench_fault::run_load(global, a),
+    let me = std::env::current_exe()?;
+    let name = format!("refrain-bench{}", std::env::consts::EXE_SUFFIX);
+    let beside = me.parent().map(|d| d.join(&name));
+    let bin = match &beside {
+        Some(p) if p.is_file() => p.clone(),
+        _ => on_path(&name)
+            .ok_or_else(|| Missing { beside: beside.as_ref().map(|p| p.display().to_string()).unwrap_or_default() })?,
+    };
+    let mut cmd = std::process::Command::new(bin);
+    cmd.arg("--refrain").arg(&me);
+    if let Some(h) = &global.home {
+        cmd.arg("--home").arg(h);
     }
+    if let Some(m) = &global.model_dir {
+        cmd.arg("--model-dir").arg(m);
+    }
+    let status = cmd.args(&args.args).status()?;
+    Ok(ExitCode::from(status.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1)))
 }
 
-fn core(global: &GlobalArgs, large: bool, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let (_, sourced) = super::resolve(global, None)?;
-    let config = sourced.config;
-    let models = config.model.dir.clone().unwrap_or_else(|| config.home().join("models"));
-    let scratch = match &dir {
-        Some(d) => d.clone(),
-        None => std::env::temp_dir().join(format!("refrain-bench-{}", std::process::id())),
-    };
-    std::fs::create_dir_all(&scratch)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let report = runtime.block_on(crate::bench::core::run(&scratch, &models, large));
-    if dir.is_none() {
-        let _ = std::fs::remove_dir_all(&scratch);
-    }
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "machine: {}", crate::bench::machine())?;
-    writeln!(out, "{}", report?)?;
-    Ok(ExitCode::SUCCESS)
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())
 }

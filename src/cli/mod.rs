@@ -3,14 +3,6 @@
 //! Only the non-serve commands print to stdout. Each command lives in its own file.
 
 mod bench;
-mod bench_all;
-mod bench_fault;
-mod bench_plans;
-mod bench_prompt;
-mod bench_quality;
-mod bench_results;
-mod bench_speed;
-mod bench_startup;
 mod compact;
 mod config_cmd;
 mod explain;
@@ -60,7 +52,7 @@ enum Command {
     Config(config_cmd::ConfigArgs),
     /// The plan library: list, show, evict, export and import (JSON lines).
     Plans(plans::PlansArgs),
-    /// Rerunnable benchmarks against the real binary (core, results, prompt, plans, clinc).
+    /// Run `refrain-bench` (the benchmarks, a separate binary) against this binary.
     Bench(bench::BenchArgs),
     /// Explain why the prompt cache broke: two request files, or a transcript.
     Explain(explain::ExplainArgs),

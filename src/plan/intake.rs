@@ -3,9 +3,24 @@
 //! which are redacted with the result cache's redactor so no secret reaches the store.
 
 use super::Error;
-use super::service::StoreRequest;
+use super::extract::Trace;
 use super::template::PlanTemplate;
 use crate::app::App;
+
+/// What to store: a template, or a trace refrain generalises.
+#[derive(Debug, Clone)]
+pub struct StoreRequest {
+    /// The task the plan is for.
+    pub task: String,
+    /// A ready template.
+    pub template: Option<PlanTemplate>,
+    /// An executed trace.
+    pub trace: Option<Trace>,
+    /// The bucket the caller computed; rejected when it disagrees with refrain's.
+    pub key: Option<String>,
+    /// Provenance label (`template`, `trace`, `import`).
+    pub source: Option<String>,
+}
 
 /// Refuses a task or plan above the configured sizes, before any work is done on it.
 pub fn check_sizes(app: &App, req: &StoreRequest) -> Result<(), Error> {

@@ -5,7 +5,6 @@
 //! new task; `extract` generalises an executed trace; `rank` gates and scores candidates;
 //! `library` keeps plans in the store; `service` ties them to an `App`. Plain Rust, no rmcp types.
 
-pub mod bench_data;
 pub mod canon;
 pub mod extract;
 pub mod fill;

@@ -4,14 +4,15 @@
 //! Exact bucket paths work without an embedding model; embeddings only add neighbours and a
 //! better meaning score.
 
-use super::extract::{Trace, extract};
+use super::extract::extract;
 use super::fill::SlotSource;
+pub use super::intake::StoreRequest;
 use super::intake::{check_sizes, check_task, redact_template};
 use super::key::IntentKey;
 use super::library::{self, Record, SCOPE};
 use super::normalise::Normalised;
 use super::rank::{Judged, judge};
-use super::template::{Counters, PlanTemplate, Provenance, Step, StoredPlan, Versions, now, plan_id};
+use super::template::{Counters, Provenance, Step, StoredPlan, Versions, now, plan_id};
 use super::validate::{RuntimeCaps, StageResult, check_template};
 use super::{Error, NORMALISER_VERSION, canon};
 use crate::app::App;
@@ -20,21 +21,6 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
-
-/// What to store: a template, or a trace refrain generalises.
-#[derive(Debug, Clone)]
-pub struct StoreRequest {
-    /// The task the plan is for.
-    pub task: String,
-    /// A ready template.
-    pub template: Option<PlanTemplate>,
-    /// An executed trace.
-    pub trace: Option<Trace>,
-    /// The bucket the caller computed; rejected when it disagrees with refrain's.
-    pub key: Option<String>,
-    /// Provenance label (`template`, `trace`, `import`).
-    pub source: Option<String>,
-}
 
 /// The result of a store.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -30,11 +30,19 @@ pub enum EvictWhat {
 async fn remove(app: &App, key: &str) -> Result<bool> {
     match entry::remove(&app.store, key)? {
         Some(e) => {
-            super::put::drop_vector(app, e.vector).await?;
+            drop_vector(app, e.vector).await?;
             Ok(true)
         }
         None => Ok(false),
     }
+}
+
+/// Removes a vector from the index (and the store), if there is one.
+pub(super) async fn drop_vector(app: &App, id: Option<u64>) -> Result<()> {
+    if let Some(id) = id {
+        app.index().await?.remove(&app.store, id)?;
+    }
+    Ok(())
 }
 
 /// Evicts results; returns how many were removed (flushed).

@@ -132,7 +132,7 @@ async fn check(app: &App, e: Entry, matched: MatchKind) -> Result<Found> {
         }
         Err(reason) => {
             if let Some(old) = entry::remove(&app.store, &e.key)? {
-                super::put::drop_vector(app, old.vector).await?;
+                super::evict::drop_vector(app, old.vector).await?;
             }
             Ok(Found::Stale(reason))
         }

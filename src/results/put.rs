@@ -110,7 +110,7 @@ pub async fn put(app: &App, mut req: PutRequest) -> Result<PutOutcome> {
     }
     let store = &app.store;
     if let Some(old) = entry::remove(store, &key)? {
-        drop_vector(app, old.vector).await?;
+        super::evict::drop_vector(app, old.vector).await?;
     }
     let mut semantic = None;
     let mut vector = None;
@@ -174,14 +174,6 @@ pub(super) fn check_args(req: &PutRequest, max: usize) -> Result<()> {
 fn skip(app: &App, tool: &str, reason: String) -> Result<PutOutcome> {
     stats::bump(&app.store, AREA, "skipped", Some(tool), 1)?;
     Ok(PutOutcome::Skipped { reason })
-}
-
-/// Removes a vector from the index (and the store), if there is one.
-pub(super) async fn drop_vector(app: &App, id: Option<u64>) -> Result<()> {
-    if let Some(id) = id {
-        app.index().await?.remove(&app.store, id)?;
-    }
-    Ok(())
 }
 
 /// The dependencies named by the caller plus those implied by known tools' arguments (the file a

@@ -4,11 +4,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod agents;
-mod fault;
 mod hook;
 mod http;
 mod install;
 mod limits;
+mod modules;
 mod plan;
 mod prompt;
 mod python_sdk;

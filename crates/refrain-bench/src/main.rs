@@ -1,29 +1,35 @@
 //! `refrain-bench`: evaluation runners and benchmarks that drive refrain (the real binary over
-//! stdio, or the library in process). Kept out of the shipped `refrain` binary, which is only the
-//! product.
+//! stdio, or the library in process to fill stores). Kept out of the shipped `refrain` binary,
+//! which is only the product.
 
-use clap::{Parser, Subcommand};
+mod all;
+mod cmd;
+mod core;
+mod crash;
+mod driver;
+mod families;
+mod load;
+mod measure;
+mod preload;
+mod work;
+
+use clap::Parser;
 use std::process::ExitCode;
 
 /// Benchmarks and evaluation runners for refrain.
 #[derive(Debug, Parser)]
 #[command(name = "refrain-bench", version, about)]
 struct Cli {
+    #[command(flatten)]
+    global: cmd::GlobalArgs,
     #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Print the refrain library version this bench was built against.
-    Version,
+    command: cmd::Scenario,
 }
 
 fn main() -> anyhow::Result<ExitCode> {
-    match Cli::parse().command {
-        Command::Version => {
-            eprintln!("refrain-bench {}", env!("CARGO_PKG_VERSION"));
-            Ok(ExitCode::SUCCESS)
-        }
+    let cli = Cli::parse();
+    if let Some(bin) = &cli.global.refrain {
+        driver::use_binary(bin.clone());
     }
+    cmd::run(&cli.global, cli.command)
 }

@@ -1,4 +1,4 @@
-//! `refrain bench all`: one table of every figure users ask about, each taken by driving the real
+//! `refrain-bench all`: one table of every figure users ask about, each taken by driving the real
 //! binary over stdio the way an agent does, at several store sizes.
 //!
 //! Per size the store is filled in process (`preload`), then: spawn-to-initialize on that store,
@@ -8,12 +8,12 @@
 //! concurrent clients (one server process each, as agents run them), the owner's peak memory
 //! and the store's size on disk.
 
-use super::driver::{self, Setup, Spawned};
-use super::preload::{self, Loaded, NAMESPACE, TOOL};
-use super::work::{Rng, call};
-use super::{Samples, peak_rss_mib};
-use crate::plan::bench_data::filler;
-use crate::project::Project;
+use crate::driver::{self, Setup, Spawned};
+use crate::families::filler;
+use crate::measure::{Samples, peak_rss_mib};
+use crate::preload::{self, Loaded, NAMESPACE, TOOL};
+use crate::work::{Rng, call};
+use refrain::project::Project;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -94,7 +94,7 @@ async fn one_size(base: &Path, n: usize, opts: &Opts, prompt: &PromptInputs) -> 
     let loaded = preload::fill(&setup.home, &project, &opts.models, n, 200, opts.samples)?;
     let mut rows =
         vec![row("preload in process: plans + results (s)", "", format!("{:.1}", t.elapsed().as_secs_f64()))];
-    let s = super::core::startup(&setup, 10).await?;
+    let s = crate::core::startup(&setup, 10).await?;
     rows.push(row("spawn to initialize (p50 / p99 / max ms)", "< 50 ms", s.summary()));
     let transcript = setup.project.join("session.jsonl");
     std::fs::write(&transcript, &prompt.transcript)?;

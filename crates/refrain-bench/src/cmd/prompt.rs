@@ -1,20 +1,21 @@
-//! `refrain bench prompt`: times explain_cache_break on two ~150k-token requests and
+//! `refrain-bench prompt`: times explain_cache_break on two ~150k-token requests and
 //! compact_preview on a ~10 MB Claude Code transcript, both generated deterministically in
 //! memory from real request shapes. Run it from a release build.
 
-use crate::prompt::compact_cost::{preview, resolve_policy};
-use crate::prompt::{Request, Rules, explain};
-use crate::transcript::Transcript;
 use clap::Args;
+use refrain::prompt::compact_cost::{preview, resolve_policy};
+use refrain::prompt::{Request, Rules, explain};
+use refrain::transcript::Transcript;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
 /// The captured Claude Code request the synthetic requests grow from.
-const CAPTURED: &str = include_str!("../../tests/fixtures/transcripts/captured/claude-api-request-after-hooks.json");
+const CAPTURED: &str =
+    include_str!("../../../../tests/fixtures/transcripts/captured/claude-api-request-after-hooks.json");
 
-/// Arguments of `refrain bench prompt`.
+/// Arguments of `refrain-bench prompt`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Runs per measurement (the median is reported).

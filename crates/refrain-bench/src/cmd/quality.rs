@@ -1,4 +1,4 @@
-//! `refrain bench results` quality part: GPTCache's paraphrase pairs through refrain's semantic
+//! `refrain-bench results` quality part: GPTCache's paraphrase pairs through refrain's semantic
 //! decision (cosine threshold, then the verifier), against plain cosine.
 //!
 //! Data: GPTCache `examples/benchmark/mock_data.json` (MIT, Zilliz), read at run time. Every
@@ -7,9 +7,8 @@
 //! (negatives: any hit is a wrong answer served).
 
 use super::GlobalArgs;
-use super::bench_results::ResultsBenchArgs;
-use crate::embed::{Embedder, FastEmbedder, ModelFiles, cosine};
-use crate::results::semantic::{self, Candidate, Verifier};
+use refrain::embed::{Embedder, FastEmbedder, ModelFiles, cosine};
+use refrain::results::semantic::{self, Candidate, Verifier};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::io::Write;
@@ -23,13 +22,21 @@ struct Pair {
 /// Nearest stored origins considered per lookup (as `response_cache_get` does).
 const K: usize = semantic::CANDIDATES;
 
+/// What the quality part reads and writes.
+#[derive(Debug, Clone)]
+pub struct Opts {
+    /// GPTCache's mock_data.json.
+    pub data: std::path::PathBuf,
+    /// Where to write every paraphrase's nearest candidates, if anywhere.
+    pub dump: Option<std::path::PathBuf>,
+}
+
 /// Runs the quality benchmark and prints the tables.
-pub fn run(global: &GlobalArgs, args: &ResultsBenchArgs) -> anyhow::Result<()> {
+pub fn run(global: &GlobalArgs, args: &Opts) -> anyhow::Result<()> {
     let pairs: Vec<Pair> = serde_json::from_slice(&std::fs::read(&args.data).map_err(|e| {
         anyhow::anyhow!("cannot read {}: {e}; pass --data PATH to GPTCache's mock_data.json", args.data.display())
     })?)?;
-    let (_, sourced) = super::resolve(global, None)?;
-    let cfg = sourced.config;
+    let cfg = super::config(global)?;
     let dir = cfg.model.dir.clone().unwrap_or_else(|| cfg.home().join("models"));
     let model = FastEmbedder::load(&ModelFiles::under(&dir), 2, cfg.model.max_length)?;
     let mut origins: Vec<String> = Vec::new();

@@ -1,4 +1,4 @@
-//! `refrain bench results` speed part: the real binary over stdio, at several store sizes.
+//! `refrain-bench results` speed part: the real binary over stdio, at several store sizes.
 //!
 //! Each size gets a fresh home and project. The store is filled in process first (most entries
 //! exact-only and written in bulk; `--semantic-entries` of them through the real put path with an
@@ -7,20 +7,32 @@
 //! 100 files. The in-process freshness check of 100 files is timed on its own too.
 
 use super::GlobalArgs;
-use super::bench_results::ResultsBenchArgs;
-use crate::app::App;
-use crate::results::entry::{self, Entry, now_ms};
-use crate::results::{PutRequest, fresh, key};
-use crate::store::Store;
 use anyhow::{Context, bail};
+use refrain::app::App;
+use refrain::results::entry::{self, Entry, now_ms};
+use refrain::results::{PutRequest, fresh, key};
+use refrain::store::Store;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
+/// What the speed part measures.
+#[derive(Debug, Clone)]
+pub struct Opts {
+    /// GPTCache's pairs (their origins are stored with embedded queries, the paraphrases looked up).
+    pub data: std::path::PathBuf,
+    /// Store sizes.
+    pub sizes: Vec<usize>,
+    /// Entries per size that carry an embedding.
+    pub semantic_entries: usize,
+    /// Timed calls per measurement.
+    pub samples: usize,
+}
+
 /// Runs the speed benchmark and prints its table.
-pub fn run(global: &GlobalArgs, args: &ResultsBenchArgs) -> anyhow::Result<()> {
+pub fn run(global: &GlobalArgs, args: &Opts) -> anyhow::Result<()> {
     let queries: Vec<(String, String)> = match std::fs::read(&args.data) {
         Ok(b) => serde_json::from_slice::<Vec<Value>>(&b)?
             .iter()
@@ -60,7 +72,7 @@ fn fmt(mut v: Vec<f64>) -> String {
 
 fn one_size(
     n: usize,
-    args: &ResultsBenchArgs,
+    args: &Opts,
     queries: &[(String, String)],
     model_dir: Option<&Path>,
 ) -> anyhow::Result<Vec<String>> {
@@ -140,10 +152,10 @@ fn fill(
     n: usize,
     semantic: &[(String, String)],
 ) -> anyhow::Result<()> {
-    let mut config = crate::config::Config::default();
+    let mut config = refrain::config::Config::default();
     config.store.home = Some(home.to_path_buf());
     config.model.dir = model_dir.map(Path::to_path_buf);
-    let project = crate::project::Project::at(project.canonicalize()?, home);
+    let project = refrain::project::Project::at(project.canonicalize()?, home);
     project.prepare()?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async move {
@@ -177,7 +189,7 @@ fn fill(
                 query: Some(origin.clone()),
                 ..Default::default()
             };
-            crate::results::put(&app, req).await?;
+            refrain::results::put(&app, req).await?;
         }
         app.index().await?;
         app.store.flush_async().await?;
@@ -211,7 +223,7 @@ struct Server {
 
 impl Server {
     fn start(home: &Path, project: &Path, model_dir: Option<&Path>) -> anyhow::Result<Server> {
-        let exe = std::env::current_exe()?;
+        let exe = crate::driver::binary();
         let mut cmd = Command::new(exe);
         cmd.arg("--home").arg(home).arg("--project").arg(project);
         if let Some(m) = model_dir {

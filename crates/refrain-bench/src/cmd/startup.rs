@@ -1,18 +1,18 @@
-//! `refrain bench startup`: how fast this binary answers `initialize` over stdio after being
+//! `refrain-bench startup`: how fast the refrain binary answers `initialize` over stdio after being
 //! spawned, and its idle peak memory (VmHWM), with the embedding model and without one.
 //!
 //! Each setting spawns `refrain serve` (through `bench::driver`, as every benchmark does) on its
 //! own temporary project and home, removed afterwards. Run it on a release build.
 
 use super::GlobalArgs;
-use crate::bench::{core, driver};
+use crate::{core, driver};
 use clap::Args;
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Arguments of `refrain bench startup`.
+/// Arguments of `refrain-bench startup`.
 #[derive(Debug, Args)]
 pub struct StartupArgs {
     /// Spawns per setting (with the model, without).
@@ -35,8 +35,7 @@ struct Figures {
 
 /// Measures and prints the figures.
 pub fn run(global: &GlobalArgs, args: StartupArgs) -> anyhow::Result<ExitCode> {
-    let (_, sourced) = super::resolve(global, None)?;
-    let config = sourced.config;
+    let config = super::config(global)?;
     let real = config.model.dir.clone().unwrap_or_else(|| config.home().join("models"));
     let scratch = std::env::temp_dir().join(format!("refrain-bench-startup-{}", std::process::id()));
     let empty = scratch.join("no-model");

@@ -1,15 +1,15 @@
-//! `refrain bench all`: the one table (every tool over stdio at several store sizes, throughput,
+//! `refrain-bench all`: the one table (every tool over stdio at several store sizes, throughput,
 //! memory, store size), with the machine it ran on. The prompt tools' large inputs come from the
 //! `bench prompt` generators.
 
 use super::GlobalArgs;
-use crate::bench::table::{self, Opts, PromptInputs};
+use crate::all::{Opts, PromptInputs};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Flags of `refrain bench all`.
+/// Flags of `refrain-bench all`.
 #[derive(Debug, Args)]
 pub struct AllArgs {
     /// Store sizes (plans and results each).
@@ -31,8 +31,7 @@ pub struct AllArgs {
 
 /// Runs the table and prints it.
 pub fn run(global: &GlobalArgs, args: AllArgs) -> anyhow::Result<ExitCode> {
-    let (_, sourced) = super::resolve(global, None)?;
-    let config = sourced.config;
+    let config = super::config(global)?;
     let models = config.model.dir.clone().unwrap_or_else(|| config.home().join("models"));
     let scratch = match &args.dir {
         Some(d) => d.clone(),
@@ -43,18 +42,18 @@ pub fn run(global: &GlobalArgs, args: AllArgs) -> anyhow::Result<ExitCode> {
     if args.large && !sizes.contains(&100_000) {
         sizes.push(100_000);
     }
-    let (before, after) = super::bench_prompt::requests(150_000)?;
-    let tokens = crate::prompt::Request::parse(&before, None)?.tokens();
-    let prompt = PromptInputs { before, after, tokens, transcript: super::bench_prompt::transcript(10_000_000) };
+    let (before, after) = super::prompt::requests(150_000)?;
+    let tokens = refrain::prompt::Request::parse(&before, None)?.tokens();
+    let prompt = PromptInputs { before, after, tokens, transcript: super::prompt::transcript(10_000_000) };
     let opts = Opts { sizes, samples: args.samples, models, clients: args.clients };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let report = runtime.block_on(table::run(&scratch, &opts, &prompt));
+    let report = runtime.block_on(crate::all::run(&scratch, &opts, &prompt));
     if args.dir.is_none() {
         let _ = std::fs::remove_dir_all(&scratch);
     }
     let report = report?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "machine: {}\n", crate::bench::machine())?;
+    writeln!(out, "machine: {}\n", crate::measure::machine())?;
     write!(out, "{report}")?;
     Ok(ExitCode::SUCCESS)
 }

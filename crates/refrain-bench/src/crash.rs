@@ -1,4 +1,4 @@
-//! `refrain bench crash`: the owner process is killed with SIGKILL at a random moment during
+//! `refrain-bench crash`: the owner process is killed with SIGKILL at a random moment during
 //! bursts of acknowledged writes from several server processes, then everything is restarted and
 //! every acknowledged write is read back through MCP (exactly, and by meaning for those stored
 //! with a query, which needs the vector index rebuilt from the store).
@@ -7,8 +7,8 @@
 //! per process; SIGKILL of the owner after a random number of acknowledgements; the survivors
 //! keep writing (one of them takes over); then all are killed and a fresh server checks.
 
-use super::driver::{self, Setup, Spawned};
-use super::work::{Acked, Check, Op, Rng, counts, ok, sigkill};
+use crate::driver::{self, Setup, Spawned};
+use crate::work::{Acked, Check, Op, Rng, counts, ok, sigkill};
 use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;

@@ -1,13 +1,13 @@
-//! `refrain bench load`: several `refrain serve` processes on one project over stdio (the first
+//! `refrain-bench load`: several `refrain serve` processes on one project over stdio (the first
 //! owns the store, the others follow over the socket) plus clients of a `refrain serve --http`
 //! process on the same project, all sending mixed writes and reads at once; the owner is killed
 //! with SIGKILL midway. Every read of a client's own acknowledged write must find it intact, no
 //! request on a surviving process may fail, and a final read-back finds every acknowledged write
 //! exactly once.
 
-use super::Samples;
-use super::driver::{self, Spawned};
-use super::work::{Acked, Check, Op, Rng, counts, ok, sigkill};
+use crate::driver::{self, Spawned};
+use crate::measure::Samples;
+use crate::work::{Acked, Check, Op, Rng, counts, ok, sigkill};
 use rmcp::service::{Peer, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};

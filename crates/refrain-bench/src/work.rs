@@ -82,7 +82,7 @@ impl Op {
     pub fn request(&self) -> (&'static str, Value) {
         match self.kind {
             Kind::Plan => {
-                let (task, template) = crate::plan::bench_data::filler(self.seed);
+                let (task, template) = crate::families::filler(self.seed);
                 ("plan_store", json!({"task": task, "template": template, "source": "bench"}))
             }
             Kind::Result | Kind::Semantic => {
@@ -119,7 +119,7 @@ impl Acked {
             let id = self.plan_id.clone().unwrap_or_default();
             let out = ok(peer, "plan_list", json!({"plan_id": id})).await?;
             let Some(plan) = out["plans"].get(0) else { return Ok(Check::Lost) };
-            let (task, template) = crate::plan::bench_data::filler(op.seed);
+            let (task, template) = crate::families::filler(op.seed);
             let same = plan["provenance"]["task"] == json!(task) && plan["template"]["steps"] == json!(template.steps);
             return Ok(if same { Check::Intact } else { Check::Torn });
         }

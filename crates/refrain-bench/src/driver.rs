@@ -6,6 +6,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::OnceLock;
 use tokio::process::{Child, Command};
 
 /// Where a benchmark server keeps its data and finds its model.
@@ -27,9 +28,34 @@ pub struct Spawned {
     pub client: RunningService<RoleClient, ()>,
 }
 
-/// The `serve` command for a setup, using this very binary.
+static BINARY: OnceLock<PathBuf> = OnceLock::new();
+
+/// Drives this `refrain` binary instead of the one found by `binary` (the `--refrain` flag).
+pub fn use_binary(path: PathBuf) {
+    let _ = BINARY.set(path);
+}
+
+/// The `refrain` binary benchmarks drive: the one given with `--refrain`, else `$REFRAIN_BIN`,
+/// else the `refrain` beside this binary (same build), else `refrain` on the PATH.
+pub fn binary() -> PathBuf {
+    if let Some(p) = BINARY.get() {
+        return p.clone();
+    }
+    if let Some(p) = std::env::var_os("REFRAIN_BIN") {
+        return PathBuf::from(p);
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join(format!("refrain{}", std::env::consts::EXE_SUFFIX))));
+    match beside {
+        Some(p) if p.is_file() => p,
+        _ => PathBuf::from("refrain"),
+    }
+}
+
+/// The `serve` command for a setup, using the `refrain` binary under test.
 pub fn command(setup: &Setup) -> anyhow::Result<Command> {
-    let mut c = Command::new(std::env::current_exe()?);
+    let mut c = Command::new(binary());
     c.arg("serve")
         .arg("--project")
         .arg(&setup.project)

@@ -1,4 +1,4 @@
-//! `refrain bench results`: the result cache's match quality (GPTCache's paraphrase pairs, in
+//! `refrain-bench results`: the result cache's match quality (GPTCache's paraphrase pairs, in
 //! process, through the same decision code `response_cache_get` uses) and its speed over stdio
 //! against the real binary. Run it from a release build.
 
@@ -7,7 +7,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Flags of `refrain bench results`.
+/// Flags of `refrain-bench results`.
 #[derive(Debug, Args)]
 pub struct ResultsBenchArgs {
     /// GPTCache's mock_data.json (origin/similar pairs, MIT; zilliztech/GPTCache examples/benchmark), read at run time.
@@ -36,10 +36,16 @@ pub struct ResultsBenchArgs {
 /// Runs both parts.
 pub fn run(global: &GlobalArgs, args: &ResultsBenchArgs) -> anyhow::Result<ExitCode> {
     if !args.no_quality {
-        super::bench_quality::run(global, args)?;
+        super::quality::run(global, &super::quality::Opts { data: args.data.clone(), dump: args.dump.clone() })?;
     }
     if !args.no_speed {
-        super::bench_speed::run(global, args)?;
+        let opts = super::speed::Opts {
+            data: args.data.clone(),
+            sizes: args.sizes.clone(),
+            semantic_entries: args.semantic_entries,
+            samples: args.samples,
+        };
+        super::speed::run(global, &opts)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,13 +1,5 @@
-//! Benchmarks users can rerun (`refrain bench <scenario>`): they drive the real binary over stdio
-//! the way an agent does and print a table. Benchmarks may be slow; tests may not.
-
-pub mod core;
-pub mod crash;
-pub mod driver;
-pub mod load;
-pub mod preload;
-pub mod table;
-pub mod work;
+//! Shared measuring helpers of the benchmarks: latency samples with percentiles, Markdown tables,
+//! the machine description and peak memory. Benchmarks may be slow; tests may not.
 
 use std::time::Duration;
 
@@ -37,11 +29,6 @@ impl Samples {
         self.0.len()
     }
 
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// `p50 / p99 / max` in ms, formatted.
     pub fn summary(&self) -> String {
         format!("{:.3} / {:.3} / {:.3}", self.quantile_ms(0.5), self.quantile_ms(0.99), self.quantile_ms(1.0))
@@ -60,7 +47,7 @@ pub struct Row {
 }
 
 /// Renders rows as a Markdown table.
-pub fn table(title: &str, rows: &[Row]) -> String {
+pub fn markdown(title: &str, rows: &[Row]) -> String {
     let mut out = format!("\n### {title}\n| measure | value | target |\n|---|---|---|\n");
     for r in rows {
         out.push_str(&format!("| {} | {} | {} |\n", r.what, r.value, r.target));

@@ -1,11 +1,11 @@
 //! Foundation figures: spawn-to-initialize time, idle peak memory with and without the model,
 //! embedding latency, and vector index search latency at 10k and 100k entries.
 
-use super::driver::{self, Setup};
-use super::{Row, Samples, peak_rss_mib, table};
-use crate::embed::{Embedder, FastEmbedder, ModelFiles, normalise};
-use crate::index::VectorIndex;
-use crate::store::Store;
+use crate::driver::{self, Setup};
+use crate::measure::{Row, Samples, markdown, peak_rss_mib};
+use refrain::embed::{Embedder, FastEmbedder, ModelFiles, normalise};
+use refrain::index::VectorIndex;
+use refrain::store::Store;
 use std::path::Path;
 use std::time::Instant;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -149,5 +149,5 @@ pub async fn run(base: &Path, models: &Path, large: bool) -> anyhow::Result<Stri
             target: String::new(),
         });
     }
-    Ok(table("foundation", &rows))
+    Ok(markdown("foundation", &rows))
 }

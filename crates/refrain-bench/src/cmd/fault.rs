@@ -1,16 +1,16 @@
-//! `refrain bench crash` and `refrain bench load`: faults and concurrency against the real binary.
+//! `refrain-bench crash` and `refrain-bench load`: faults and concurrency against the real binary.
 //! Both exit non-zero when an acknowledged write was lost or torn or a request failed where it
 //! should not, so CI can run a few rounds of them.
 
 use super::GlobalArgs;
-use crate::bench::{crash, load};
+use crate::{crash, load};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// Flags of `refrain bench crash`.
+/// Flags of `refrain-bench crash`.
 #[derive(Debug, Args)]
 pub struct CrashArgs {
     /// Rounds (each: fresh project, writes, SIGKILL of the owner, restart, check).
@@ -33,7 +33,7 @@ pub struct CrashArgs {
     dir: Option<PathBuf>,
 }
 
-/// Flags of `refrain bench load`.
+/// Flags of `refrain-bench load`.
 #[derive(Debug, Args)]
 pub struct LoadArgs {
     /// `refrain serve` processes over stdio, one client each; the first owns the store and is killed midway.
@@ -58,8 +58,7 @@ pub struct LoadArgs {
 
 /// Where the model is and where scratch data goes.
 fn paths(global: &GlobalArgs, no_model: bool, dir: &Option<PathBuf>, name: &str) -> anyhow::Result<(PathBuf, PathBuf)> {
-    let (_, sourced) = super::resolve(global, None)?;
-    let config = sourced.config;
+    let config = super::config(global)?;
     let scratch = match dir {
         Some(d) => d.clone(),
         None => std::env::temp_dir().join(format!("refrain-bench-{name}-{}", std::process::id())),
@@ -80,7 +79,7 @@ pub fn run_crash(global: &GlobalArgs, args: CrashArgs) -> anyhow::Result<ExitCod
         rounds: args.rounds,
         processes: args.processes.max(2),
         writes: args.writes,
-        seed: args.seed.unwrap_or_else(crate::bench::work::Rng::clock_seed),
+        seed: args.seed.unwrap_or_else(crate::work::Rng::clock_seed),
         semantic: !args.no_model,
     };
     let started = Instant::now();
@@ -98,7 +97,7 @@ pub fn run_crash(global: &GlobalArgs, args: CrashArgs) -> anyhow::Result<ExitCod
     }
     let tally = tally?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "machine: {}", crate::bench::machine())?;
+    writeln!(out, "machine: {}", crate::measure::machine())?;
     write!(out, "{}", tally.report(&plan, started.elapsed()))?;
     Ok(if tally.clean() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
@@ -114,7 +113,7 @@ pub fn run_load(global: &GlobalArgs, args: LoadArgs) -> anyhow::Result<ExitCode>
     }
     let report = report?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "machine: {}", crate::bench::machine())?;
+    writeln!(out, "machine: {}", crate::measure::machine())?;
     write!(out, "{}", report.text())?;
     Ok(if report.clean() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -7,20 +7,20 @@
 //! `real` results go through the real put path with embedded queries, so semantic lookups have
 //! something true to find among the bulk.
 
-use super::core::random_unit;
-use crate::app::App;
-use crate::config::Config;
-use crate::embed::{Embedder, FastEmbedder, ModelFiles};
-use crate::index::VectorIndex;
-use crate::plan::bench_data::filler;
-use crate::plan::key::IntentKey;
-use crate::plan::library::{self, Record};
-use crate::plan::normalise::normalise;
-use crate::plan::template::{Counters, Provenance, StoredPlan, Versions, plan_id};
-use crate::project::Project;
-use crate::results::entry::{self, Entry, now_ms};
-use crate::results::{PutRequest, key};
-use crate::store::Store;
+use crate::core::random_unit;
+use crate::families::filler;
+use refrain::app::App;
+use refrain::config::Config;
+use refrain::embed::{Embedder, FastEmbedder, ModelFiles};
+use refrain::index::VectorIndex;
+use refrain::plan::key::IntentKey;
+use refrain::plan::library::{self, Record};
+use refrain::plan::normalise::normalise;
+use refrain::plan::template::{Counters, Provenance, StoredPlan, Versions, plan_id};
+use refrain::project::Project;
+use refrain::results::entry::{self, Entry, now_ms};
+use refrain::results::{PutRequest, key};
+use refrain::store::Store;
 use serde_json::json;
 use std::path::Path;
 
@@ -121,7 +121,7 @@ async fn results(
             ttl_secs: Some(86_400),
             ..Default::default()
         };
-        crate::results::put(&app, req).await?;
+        refrain::results::put(&app, req).await?;
         queries.push(q);
     }
     let store = &app.store;
@@ -200,9 +200,7 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
             (Some(m), _) => {
                 m.embed(&items.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>())?.into_iter().map(Some).collect()
             }
-            (None, Vectors::Random) => {
-                chunk.iter().map(|&i| Some(crate::bench::core::random_unit(i as u64, 384))).collect()
-            }
+            (None, Vectors::Random) => chunk.iter().map(|&i| Some(crate::core::random_unit(i as u64, 384))).collect(),
             (None, _) => vec![None; items.len()],
         };
         for ((task, template), v) in items.into_iter().zip(vectors) {
@@ -213,7 +211,7 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
             let plan = StoredPlan {
                 id,
                 key,
-                versions: Versions { plan: "1".into(), normaliser: crate::plan::NORMALISER_VERSION, extractor: None },
+                versions: Versions { plan: "1".into(), normaliser: refrain::plan::NORMALISER_VERSION, extractor: None },
                 template,
                 skeleton: norm.skeleton,
                 provenance: Provenance { source: "bench-filler".into(), task, confidence: None },

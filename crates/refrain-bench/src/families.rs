@@ -6,8 +6,8 @@
 //! `pkg`, `ver`, `num`, `issue`, `pr`, `url`, `str`, `date`); a trailing `2` marks the second
 //! value of a type, which takes the `to` role ("rename `a` to `b`").
 
-use super::params::{ParamKind, Role};
-use super::template::{PlanTemplate, Slot, Step};
+use refrain::plan::params::{ParamKind, Role};
+use refrain::plan::template::{PlanTemplate, Slot, Step};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -1009,7 +1009,7 @@ impl Family {
                 step("Bash", "test", json!({"cmd": "run the project's tests"}), &["report"], false, "shell"),
             ],
             slots,
-            outputs: vec![super::template::OutputField { name: "diff".into(), optional: false }],
+            outputs: vec![refrain::plan::template::OutputField { name: "diff".into(), optional: false }],
             description: Some(self.name.to_string()),
             version: "1".into(),
         }
@@ -1093,8 +1093,8 @@ pub fn filler(i: usize) -> (String, PlanTemplate) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::key::IntentKey;
-    use crate::plan::normalise::normalise;
+    use refrain::plan::key::IntentKey;
+    use refrain::plan::normalise::normalise;
 
     #[test]
     fn the_benchmark_is_big_enough() {
@@ -1107,7 +1107,7 @@ mod tests {
         for f in FAMILIES {
             let n = normalise(&render(f.seed, &f.values(0)));
             assert_ne!(n.action, "none", "{}", f.name);
-            assert!(crate::plan::validate::check_template(&f.template()).is_ok(), "{}", f.name);
+            assert!(refrain::plan::validate::check_template(&f.template()).is_ok(), "{}", f.name);
         }
     }
 
@@ -1122,11 +1122,11 @@ mod tests {
 #[cfg(test)]
 mod offline {
     use super::*;
-    use crate::plan::key::IntentKey;
-    use crate::plan::normalise::normalise;
-    use crate::plan::rank::judge;
-    use crate::plan::template::*;
-    use crate::plan::validate::RuntimeCaps;
+    use refrain::plan::key::IntentKey;
+    use refrain::plan::normalise::normalise;
+    use refrain::plan::rank::judge;
+    use refrain::plan::template::*;
+    use refrain::plan::validate::RuntimeCaps;
 
     fn stored() -> Vec<(&'static str, StoredPlan)> {
         FAMILIES

@@ -1,4 +1,4 @@
-//! `refrain bench plans` and `refrain bench clinc`: rerunnable measurements of the plan cache.
+//! `refrain-bench plans` and `refrain-bench clinc`: rerunnable measurements of the plan cache.
 //!
 //! `plans` drives the real binary over stdio (MCP, as an agent would): it stores one plan per
 //! task family, looks up paraphrases and hard negatives, and times `plan_lookup` with filler
@@ -6,12 +6,12 @@
 //! groups the CLINC150 intents (Larson et al. 2019, CC BY 3.0).
 
 use super::GlobalArgs;
-use crate::bench::preload::{Vectors, plans as plans_preload};
-use crate::plan::bench_data::{FAMILIES, negative, render};
-use crate::plan::key::IntentKey;
-use crate::plan::normalise::normalise;
-use crate::project::Project;
+use crate::families::{FAMILIES, negative, render};
+use crate::preload::{Vectors, plans as plans_preload};
 use clap::Subcommand;
+use refrain::plan::key::IntentKey;
+use refrain::plan::normalise::normalise;
+use refrain::project::Project;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// The plan-cache scenarios of `refrain bench`.
+/// The plan-cache scenarios of `refrain-bench`.
 #[derive(Debug, Subcommand)]
 pub enum Scenario {
     /// Plan lookup quality and latency through the real binary over stdio.
@@ -48,8 +48,7 @@ pub fn run(global: &GlobalArgs, scenario: Scenario) -> anyhow::Result<ExitCode> 
     match scenario {
         Scenario::Clinc { data } => clinc(&data),
         Scenario::Plans { sizes, no_model, verbose } => {
-            let (_, sourced) = super::resolve(global, None)?;
-            let model_dir = sourced.config.model.dir.clone().unwrap_or_else(|| sourced.config.home().join("models"));
+            let model_dir = super::models(global)?;
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             for size in sizes {
                 runtime.block_on(plans(size, (!no_model).then_some(model_dir.clone()), verbose))?;
@@ -82,7 +81,7 @@ async fn plans(size: usize, model_dir: Option<PathBuf>, verbose: bool) -> anyhow
     eprintln!("size {size}: preloaded {fillers} filler plans in {:.1}s", started.elapsed().as_secs_f64());
     // Without a model the server gets an empty model directory: exact buckets and wording only.
     let models = model_dir.clone().unwrap_or_else(|| tmp.join("no-model"));
-    let server = crate::bench::driver::spawn(&crate::bench::driver::Setup { home, project: root, models }).await?;
+    let server = crate::driver::spawn(&crate::driver::Setup { home, project: root, models }).await?;
     let client = &server.client;
     let call = |name: &'static str, args: Value| {
         let args = args.as_object().cloned().unwrap_or_default();

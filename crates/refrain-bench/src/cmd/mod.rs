@@ -1,0 +1,114 @@
+//! The scenarios of `refrain-bench`: rerunnable benchmarks that drive the real `refrain` binary
+//! (over stdio, or the library in process to fill stores) and print tables.
+
+mod all;
+mod fault;
+mod plans;
+mod prompt;
+mod quality;
+mod results;
+mod speed;
+mod startup;
+
+use clap::{Args, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Which benchmark to run.
+#[derive(Debug, Subcommand)]
+pub enum Scenario {
+    /// Print the refrain library version this bench was built against.
+    Version,
+    /// Startup time, idle memory, embedding latency, index search latency.
+    Core {
+        /// Include the largest sizes (100k entries); slow.
+        #[arg(long)]
+        large: bool,
+        /// Scratch directory (default: a fresh temp dir).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Spawn-to-initialize time over stdio and idle peak memory, with and without the model.
+    Startup(startup::StartupArgs),
+    /// The result cache: semantic match quality on GPTCache's pairs and get/put speed over stdio.
+    Results(results::ResultsBenchArgs),
+    /// Prompt-cache analysis: explain_cache_break and compact_preview on large inputs.
+    Prompt(prompt::BenchArgs),
+    #[command(flatten)]
+    Plans(plans::Scenario),
+    /// The one table: every tool over stdio at 1k/10k(/100k) entries, throughput, memory, store size.
+    All(all::AllArgs),
+    /// SIGKILL of the owner during bursts of writes, restart, every acknowledged write checked.
+    Crash(fault::CrashArgs),
+    /// Stdio and HTTP clients on one project at once, mixed reads and writes, the owner killed midway.
+    Load(fault::LoadArgs),
+}
+
+/// Runs the benchmark and prints its table.
+pub fn run(global: &GlobalArgs, scenario: Scenario) -> anyhow::Result<ExitCode> {
+    match scenario {
+        Scenario::Version => {
+            writeln!(std::io::stdout().lock(), "refrain-bench {}", env!("CARGO_PKG_VERSION"))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Scenario::Core { large, dir } => core(global, large, dir),
+        Scenario::Startup(a) => startup::run(global, a),
+        Scenario::Results(a) => results::run(global, &a),
+        Scenario::Prompt(a) => prompt::run(a),
+        Scenario::Plans(s) => plans::run(global, s),
+        Scenario::All(a) => all::run(global, a),
+        Scenario::Crash(a) => fault::run_crash(global, a),
+        Scenario::Load(a) => fault::run_load(global, a),
+    }
+}
+
+fn core(global: &GlobalArgs, large: bool, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let models = models(global)?;
+    let scratch = match &dir {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("refrain-bench-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&scratch)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let report = runtime.block_on(crate::core::run(&scratch, &models, large));
+    if dir.is_none() {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "machine: {}", crate::measure::machine())?;
+    writeln!(out, "{}", report?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Flags every scenario takes.
+#[derive(Debug, Args, Clone)]
+pub struct GlobalArgs {
+    /// The `refrain` binary to drive (default: `$REFRAIN_BIN`, else the `refrain` beside this
+    /// binary, else `refrain` on the PATH).
+    #[arg(long, global = true)]
+    pub refrain: Option<PathBuf>,
+    /// refrain's data home, for finding the provisioned model (default: refrain's own default).
+    #[arg(long, global = true)]
+    pub home: Option<PathBuf>,
+    /// Directory holding the embedding model and ONNX runtime.
+    #[arg(long, global = true, env = "REFRAIN_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+}
+
+/// refrain's resolved configuration (defaults < user config < env < these flags), as the real
+/// binary would see it outside any project.
+pub fn config(global: &GlobalArgs) -> anyhow::Result<refrain::config::Config> {
+    let flags = refrain::config::Overrides {
+        home: global.home.clone(),
+        model_dir: global.model_dir.clone(),
+        ..Default::default()
+    };
+    Ok(refrain::config::Config::load(None, &flags)?.config)
+}
+
+/// The model directory the real binary would use.
+pub fn models(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
+    let config = config(global)?;
+    Ok(config.model.dir.clone().unwrap_or_else(|| config.home().join("models")))
+}
