@@ -1,7 +1,7 @@
 //! `App`: the cheap-to-clone handle every tool and transport receives.
 //!
-//! It owns the open store, the embedder (loading in the background), the vector index (rebuilt
-//! from the store in the background) and the resolved configuration of one project.
+//! It owns the open store, the embedder (loading in the background), the vector index (its
+//! scopes load on first use) and the resolved configuration of one project.
 
 use crate::config::Config;
 use crate::embed::{EmbedHandle, ModelFiles};
@@ -56,61 +56,33 @@ impl App {
         let index = Arc::new(OnceCell::new());
         let (cell, s, dir) = (index.clone(), store.clone(), project.index_dir());
         tokio::spawn(async move {
-            let _ = cell.get_or_try_init(|| rebuild(s, dir)).await;
+            let _ = cell.get_or_try_init(|| open_index(s, dir)).await;
         });
-        let app = App(Arc::new(State { config, project, store, embed, index, started: Instant::now() }));
-        let weak = Arc::downgrade(&app.0);
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(SAVE_EVERY);
-            tick.tick().await;
-            loop {
-                tick.tick().await;
-                let Some(state) = weak.upgrade() else { break };
-                App(state).save_index().await;
-            }
-        });
-        app
+        App(Arc::new(State { config, project, store, embed, index, started: Instant::now() }))
     }
 
-    /// Saves changed index graphs to the project's index directory (derived data: a failure only
-    /// means the next start rebuilds from the store).
-    pub async fn save_index(&self) {
-        let (Some(index), dir) = (self.index_now(), self.project.index_dir()) else { return };
-        match tokio::task::spawn_blocking(move || index.save(&dir)).await {
-            Ok(Ok(n)) if n > 0 => tracing::info!(scopes = n, "vector index saved"),
-            Ok(Err(e)) => tracing::warn!(error = %e, "vector index not saved; it will be rebuilt from the store"),
-            _ => {}
-        }
-    }
-
-    /// Flushes the store and saves the index; call before the process exits.
+    /// Flushes the store; call before the process exits. Index graphs are saved when they are
+    /// built, so there is nothing else to write.
     pub async fn shutdown(&self) {
         if let Err(e) = self.store.flush_async().await {
             tracing::error!(error = %e, "final store flush failed");
         }
-        self.save_index().await;
     }
 
-    /// The vector index, waiting for the startup rebuild if it is still running.
+    /// The vector index. Opening it loads nothing (scopes load on first use); only a store
+    /// written by an older refrain makes the first call wait, once, for its vectors to convert.
     pub async fn index(&self) -> Result<VectorIndex, crate::index::Error> {
-        self.index.get_or_try_init(|| rebuild(self.store.clone(), self.project.index_dir())).await.cloned()
+        self.index.get_or_try_init(|| open_index(self.store.clone(), self.project.index_dir())).await.cloned()
     }
 
-    /// The index if it is already built (for stats; never waits).
+    /// The index if it is already open (for stats; never waits).
     pub fn index_now(&self) -> Option<VectorIndex> {
         self.index.get().cloned()
     }
 }
 
-/// How often changed index graphs are saved.
-const SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
-
-async fn rebuild(store: Store, dir: std::path::PathBuf) -> Result<VectorIndex, crate::index::Error> {
-    let started = Instant::now();
-    let index =
-        tokio::task::spawn_blocking(move || VectorIndex::open(&store, Some(&dir))).await.unwrap_or_else(|e| {
-            Err(crate::index::Error::Store(crate::store::Error::Codec { tree: "vectors", message: e.to_string() }))
-        })?;
-    tracing::info!(vectors = index.len(), elapsed_ms = started.elapsed().as_millis() as u64, "vector index ready");
-    Ok(index)
+async fn open_index(store: Store, dir: std::path::PathBuf) -> Result<VectorIndex, crate::index::Error> {
+    tokio::task::spawn_blocking(move || VectorIndex::open(&store, Some(&dir))).await.unwrap_or_else(|e| {
+        Err(crate::index::Error::Store(crate::store::Error::Codec { tree: "vectors", message: e.to_string() }))
+    })
 }

@@ -1,27 +1,32 @@
 //! The vector index: nearest stored vectors to a query, within one scope (a tool/namespace for
 //! results, the plan library for plans).
 //!
-//! Derived data: the store's `vectors` tree is the truth and the index is rebuilt from it when
-//! missing or stale. Small scopes are searched exactly (a scan); a scope that grows past
-//! `HNSW_MIN` moves to an hnsw_rs graph. Deleted ids are filtered at search time and dropped by the
-//! next rebuild.
+//! Derived data over the store's `vectors` tree, which holds every vector once, as int8 codes
+//! (`quant`, `records`). A scope is loaded on its first use, from the store and its saved graph
+//! (`persist`); each scope has its own lock, and no lock is held while a file is written. Small
+//! scopes are scanned exactly; a scope that grows past `HNSW_MIN` gets a graph built in the
+//! background by hnsw_rs and frozen into flat arrays (`graph`), saved right after. Until then, and
+//! for points added since, lookups scan the codes exactly (`scope`): never a wait for a build.
 
-mod distance;
+mod build;
 mod graph;
 mod persist;
+pub mod quant;
 mod records;
+mod scope;
 
-pub use records::VectorRecord;
-
-use crate::embed::cosine;
 use crate::store::{self, Store};
-use graph::Graph;
+use records::Tag;
+use scope::Points;
 use std::collections::HashMap;
-use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
-/// A scope switches from exact scan to HNSW when it holds this many vectors.
+/// A scope gets a graph when it holds this many vectors; below, exact scans are as fast.
 pub const HNSW_MIN: usize = if cfg!(test) { 256 } else { 4096 };
+/// Candidates a graph search keeps (its beam); more finds more, slower.
+const EF_SEARCH: usize = 64;
 
 /// Index errors.
 #[derive(Debug, thiserror::Error)]
@@ -50,315 +55,253 @@ pub struct Hit {
     pub score: f32,
 }
 
-#[derive(Default)]
-struct Scope {
-    /// id -> (target, vector) for exact scans; emptied when the scope moves to a graph.
-    flat: HashMap<u64, (Vec<u8>, Vec<f32>)>,
-    /// id -> target for every live id (graph scopes).
-    live: HashMap<u64, Vec<u8>>,
-    graph: Option<Graph>,
-    /// Highest id inserted into the graph.
-    max_id: u64,
-    /// The graph changed since it was last saved.
-    dirty: bool,
+/// One scope: its points once loaded, and the flags around loading and building.
+struct Slot {
+    name: String,
+    tag: Tag,
+    points: RwLock<Option<Points>>,
+    /// Held while the scope loads (and by writes to a scope not loaded yet).
+    loading: Mutex<()>,
+    building: AtomicBool,
+    registered: AtomicBool,
 }
 
-/// The in-memory index over every scope; cheap to clone.
-#[derive(Clone, Default)]
-pub struct VectorIndex {
-    scopes: Arc<RwLock<HashMap<String, Scope>>>,
+struct Inner {
+    store: Store,
+    dir: Option<PathBuf>,
+    scopes: Mutex<HashMap<String, Arc<Slot>>>,
+    /// One build at a time (a build already uses every core).
+    build_lock: Mutex<()>,
+    builds_running: AtomicUsize,
+}
+
+/// The index over every scope of one store; cheap to clone.
+#[derive(Clone)]
+pub struct VectorIndex(Arc<Inner>);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl VectorIndex {
-    /// Builds the index from the store's vectors (the derived-data rebuild).
+    /// The index of `store`, with graphs saved under `dir`. Loads nothing (scopes load on first
+    /// use); converts vectors written by an older refrain first.
+    pub fn open(store: &Store, dir: Option<&Path>) -> Result<VectorIndex, Error> {
+        let migrated = records::migrate(store)?;
+        if migrated > 0 {
+            store.flush()?;
+            if let Some(d) = dir {
+                persist::remove_old_format(d);
+            }
+            tracing::info!(vectors = migrated, "vectors converted to int8 codes");
+        }
+        Ok(VectorIndex(Arc::new(Inner {
+            store: store.clone(),
+            dir: dir.map(Path::to_path_buf),
+            scopes: Mutex::new(HashMap::new()),
+            build_lock: Mutex::new(()),
+            builds_running: AtomicUsize::new(0),
+        })))
+    }
+
+    /// An index without saved graphs (every scope built from the store when needed).
     pub fn rebuild(store: &Store) -> Result<VectorIndex, Error> {
         Self::open(store, None)
     }
 
-    /// Builds the index from the store, reusing graph dumps saved under `dir` when they are
-    /// consistent with the store (vectors added since are inserted, deleted ones filtered).
-    pub fn open(store: &Store, dir: Option<&Path>) -> Result<VectorIndex, Error> {
-        let index = VectorIndex::default();
-        let mut all: HashMap<String, Vec<(u64, VectorRecord)>> = HashMap::new();
-        records::for_each(store, |id, rec| all.entry(rec.scope.clone()).or_default().push((id, rec)))?;
-        let manifest = dir.map(persist::read_manifest).unwrap_or_default();
-        let mut scopes = index.write();
-        for (name, recs) in all {
-            let scope = scopes.entry(name.clone()).or_default();
-            let loaded = match dir {
-                Some(d) if recs.len() >= HNSW_MIN => persist::load(d, &manifest, &name),
-                _ => None,
-            };
-            match loaded {
-                // Reuse the dump unless deletions made more than a third of it dead.
-                Some((graph, info)) if info.points <= recs.len() * 3 / 2 => {
-                    let newer: Vec<(u64, Vec<f32>)> = recs
-                        .iter()
-                        .filter(|(id, _)| *id > info.max_id)
-                        .map(|(id, r)| (*id, r.vector.clone()))
-                        .collect();
-                    graph.insert_many(&newer);
-                    scope.dirty = !newer.is_empty();
-                    scope.max_id = recs.iter().map(|(id, _)| *id).max().unwrap_or(info.max_id).max(info.max_id);
-                    scope.live = recs.into_iter().map(|(id, r)| (id, r.target)).collect();
-                    scope.graph = Some(graph);
-                    tracing::info!(scope = %name, added = newer.len(), "index scope loaded from its dump");
-                }
-                _ => {
-                    for (id, rec) in recs {
-                        scope.live.insert(id, rec.target.clone());
-                        scope.flat.insert(id, (rec.target, rec.vector));
-                    }
-                    if scope.flat.len() >= HNSW_MIN {
-                        promote(scope);
-                    }
-                }
+    fn slot(&self, scope: &str) -> Arc<Slot> {
+        lock(&self.0.scopes)
+            .entry(scope.to_string())
+            .or_insert_with(|| {
+                Arc::new(Slot {
+                    name: scope.to_string(),
+                    tag: records::tag(scope),
+                    points: RwLock::new(None),
+                    loading: Mutex::new(()),
+                    building: AtomicBool::new(false),
+                    registered: AtomicBool::new(false),
+                })
+            })
+            .clone()
+    }
+
+    /// The scope's points, loading them first if needed.
+    fn loaded<'a>(&self, slot: &'a Arc<Slot>) -> Result<RwLockReadGuard<'a, Option<Points>>, Error> {
+        {
+            let g = slot.points.read().unwrap_or_else(|p| p.into_inner());
+            if g.is_some() {
+                return Ok(g);
             }
         }
-        drop(scopes);
-        Ok(index)
-    }
-
-    /// Saves every graph scope that changed since its last save. Returns how many were written.
-    pub fn save(&self, dir: &Path) -> std::io::Result<usize> {
-        let mut scopes = self.write();
-        let dirty: Vec<(String, &Graph, u64)> = scopes
-            .iter()
-            .filter(|(_, s)| s.dirty)
-            .filter_map(|(k, s)| s.graph.as_ref().map(|g| (k.clone(), g, s.max_id)))
-            .collect();
-        let n = dirty.len();
-        if n > 0 {
-            persist::save(dir, &dirty)?;
+        let _l = lock(&slot.loading);
+        if slot.points.read().unwrap_or_else(|p| p.into_inner()).is_none() {
+            let started = std::time::Instant::now();
+            let saved = self.0.dir.as_deref().and_then(|d| persist::load(d, &slot.tag));
+            let mut failed = None;
+            let points = Points::assemble(saved, |f| {
+                if let Err(e) = records::scan(&self.0.store, &slot.tag, |id, code| f(id, code)) {
+                    failed = Some(e);
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e.into());
+            }
+            let (graph, tail) = points.shape();
+            tracing::info!(scope = %slot.name, graph, tail, elapsed_ms = started.elapsed().as_millis() as u64, "index scope loaded");
+            *slot.points.write().unwrap_or_else(|p| p.into_inner()) = Some(points);
         }
-        scopes.values_mut().for_each(|s| s.dirty = false);
-        Ok(n)
-    }
-
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, Scope>> {
-        self.scopes.write().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Scope>> {
-        self.scopes.read().unwrap_or_else(|p| p.into_inner())
+        self.maybe_build(slot);
+        Ok(slot.points.read().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Stores a vector (buffered in the store; the caller flushes) and indexes it. Returns its id.
-    pub fn insert(&self, store: &Store, scope: &str, target: &[u8], vector: Vec<f32>) -> Result<u64, Error> {
-        let id = store.next_id()?;
-        let rec = VectorRecord { scope: scope.to_string(), target: target.to_vec(), vector };
-        records::put(store, id, &rec)?;
-        let mut scopes = self.write();
-        let s = scopes.entry(rec.scope).or_default();
-        s.live.insert(id, rec.target.clone());
-        match &s.graph {
-            Some(g) => {
-                g.insert(&rec.vector, id);
-                s.max_id = s.max_id.max(id);
-                s.dirty = true;
-            }
-            None => {
-                s.flat.insert(id, (rec.target, rec.vector));
-                if s.flat.len() >= HNSW_MIN {
-                    promote(s);
+    pub fn insert(&self, scope: &str, target: &[u8], vector: Vec<f32>) -> Result<u64, Error> {
+        Ok(self.insert_many(scope, vec![(target.to_vec(), vector)])?.remove(0))
+    }
+
+    /// Stores and indexes many vectors of one scope (the caller flushes). Returns the new ids in
+    /// input order.
+    pub fn insert_many(&self, scope: &str, items: Vec<(Vec<u8>, Vec<f32>)>) -> Result<Vec<u64>, Error> {
+        let slot = self.slot(scope);
+        if !slot.registered.swap(true, Ordering::Relaxed) {
+            records::register(&self.0.store, scope)?;
+        }
+        let mut added = Vec::with_capacity(items.len());
+        {
+            // Written under the loading lock, so a load neither misses nor doubles these.
+            let _l = lock(&slot.loading);
+            let dim = slot.points.read().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, Points::dim);
+            for (target, vector) in items {
+                if dim > 0 && dim != vector.len() {
+                    return Err(Error::Dimension { got: vector.len(), want: dim });
                 }
+                let id = self.0.store.next_id()?;
+                let code = quant::encode(&vector);
+                records::put(&self.0.store, &slot.tag, id, &target, &code)?;
+                added.push((id, code));
+            }
+            if let Some(p) = slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut() {
+                added.iter().for_each(|(id, code)| {
+                    p.push(*id, code);
+                });
             }
         }
-        Ok(id)
+        self.maybe_build(&slot);
+        Ok(added.into_iter().map(|(id, _)| id).collect())
     }
 
-    /// Stores and indexes many vectors of one scope at once (a bulk import); graph inserts use
-    /// every core. The caller flushes. Returns the new ids in input order.
-    pub fn insert_many(&self, store: &Store, scope: &str, items: Vec<(Vec<u8>, Vec<f32>)>) -> Result<Vec<u64>, Error> {
-        let mut ids = Vec::with_capacity(items.len());
-        for (target, vector) in &items {
-            let id = store.next_id()?;
-            let rec = VectorRecord { scope: scope.to_string(), target: target.clone(), vector: vector.clone() };
-            records::put(store, id, &rec)?;
-            ids.push(id);
-        }
-        let mut scopes = self.write();
-        let s = scopes.entry(scope.to_string()).or_default();
-        let mut for_graph = Vec::new();
-        for (&id, (target, vector)) in ids.iter().zip(items) {
-            s.live.insert(id, target.clone());
-            if s.graph.is_some() {
-                for_graph.push((id, vector));
-            } else {
-                s.flat.insert(id, (target, vector));
-            }
-        }
-        match &s.graph {
-            Some(g) => {
-                g.insert_many(&for_graph);
-                s.max_id = s.max_id.max(ids.iter().copied().max().unwrap_or(0));
-                s.dirty = true;
-            }
-            None if s.flat.len() >= HNSW_MIN => promote(s),
-            None => {}
-        }
-        Ok(ids)
-    }
-
-    /// Removes a vector from the store and the index.
-    pub fn remove(&self, store: &Store, id: u64) -> Result<(), Error> {
-        records::remove(store, id)?;
-        for s in self.write().values_mut() {
-            if s.live.remove(&id).is_some() {
-                s.flat.remove(&id);
-                break;
-            }
+    /// Removes a vector of `scope` from the store and the index.
+    pub fn remove(&self, scope: &str, id: u64) -> Result<(), Error> {
+        let slot = self.slot(scope);
+        let _l = lock(&slot.loading);
+        records::remove(&self.0.store, &slot.tag, id)?;
+        if let Some(p) = slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            p.remove(id);
         }
         Ok(())
     }
 
     /// The `k` nearest live vectors of `scope` with similarity at least `min_score`, best first.
-    pub fn search(&self, scope: &str, query: &[f32], k: usize, min_score: f32) -> Vec<Hit> {
-        let scopes = self.read();
-        let Some(s) = scopes.get(scope) else { return Vec::new() };
-        let mut hits: Vec<Hit> = match &s.graph {
-            Some(g) => {
-                let keep = |id: &usize| s.live.contains_key(&(*id as u64));
-                let deleted = g.len() > s.live.len();
-                g.search(query, k, if deleted { Some(&keep) } else { None })
+    /// Loads the scope on its first use (blocking: call from a blocking context).
+    pub fn search(&self, scope: &str, query: &[f32], k: usize, min_score: f32) -> Result<Vec<Hit>, Error> {
+        let slot = self.slot(scope);
+        let found = {
+            let guard = self.loaded(&slot)?;
+            let Some(points) = guard.as_ref() else { return Ok(Vec::new()) };
+            if points.live() > 0 && points.dim() != query.len() {
+                return Err(Error::Dimension { got: query.len(), want: points.dim() });
             }
-            .into_iter()
-            .filter_map(|(id, score)| s.live.get(&id).map(|t| Hit { id, target: t.clone(), score }))
-            .collect(),
-            None => {
-                s.flat.iter().map(|(id, (t, v))| Hit { id: *id, target: t.clone(), score: cosine(query, v) }).collect()
-            }
+            points.search(query, k, min_score, EF_SEARCH.max(k * 2))
         };
-        hits.retain(|h| h.score >= min_score);
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-        hits.truncate(k);
-        hits
+        let mut hits = Vec::with_capacity(found.len());
+        for (id, score) in found {
+            if let Some(target) = records::target(&self.0.store, &slot.tag, id)? {
+                hits.push(Hit { id, target, score });
+            }
+        }
+        Ok(hits)
     }
 
-    /// Forgets every vector (after the store's vectors tree was cleared).
+    /// Builds the scope's graph now (bulk imports, `refrain index rebuild`) and saves it.
+    /// Returns the points in the graph.
+    pub fn build_now(&self, scope: &str) -> Result<usize, Error> {
+        let slot = self.slot(scope);
+        drop(self.loaded(&slot)?);
+        while slot.building.swap(true, Ordering::AcqRel) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Ok(build::run(&self.0, &slot))
+    }
+
+    /// Builds every registered scope's graph now; returns (scope, points) pairs.
+    pub fn build_all(&self) -> Result<Vec<(String, usize)>, Error> {
+        let mut out = Vec::new();
+        for name in records::scopes(&self.0.store)? {
+            out.push((name.clone(), self.build_now(&name)?));
+        }
+        Ok(out)
+    }
+
+    /// Starts a background build if the scope wants one and none is running.
+    fn maybe_build(&self, slot: &Arc<Slot>) {
+        let wants =
+            slot.points.read().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|p| p.wants_build(HNSW_MIN));
+        if wants && !slot.building.swap(true, Ordering::AcqRel) {
+            let (inner, slot) = (self.0.clone(), slot.clone());
+            inner.builds_running.fetch_add(1, Ordering::AcqRel);
+            let spawned = std::thread::Builder::new().name("refrain-index-build".into()).spawn(move || {
+                build::run(&inner, &slot);
+                inner.builds_running.fetch_sub(1, Ordering::AcqRel);
+            });
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "index build not started; lookups stay exact");
+                self.0.builds_running.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// Waits until no background build is running (tests, benchmarks, shutdown).
+    pub fn wait_idle(&self) {
+        while self.0.builds_running.load(Ordering::Acquire) > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Forgets every vector (after the store's vectors tree was cleared) and its saved graphs.
     pub fn clear(&self) {
-        self.write().clear();
+        let slots: Vec<Arc<Slot>> = lock(&self.0.scopes).drain().map(|(_, s)| s).collect();
+        for s in slots {
+            *s.points.write().unwrap_or_else(|p| p.into_inner()) = None;
+            if let Some(d) = &self.0.dir {
+                persist::remove(d, &s.tag);
+            }
+        }
     }
 
-    /// Live vectors per scope.
+    /// Live vectors per scope loaded so far.
     pub fn sizes(&self) -> Vec<(String, usize)> {
-        let mut v: Vec<_> = self.read().iter().map(|(k, s)| (k.clone(), s.live.len())).collect();
+        let slots: Vec<Arc<Slot>> = lock(&self.0.scopes).values().cloned().collect();
+        let mut v: Vec<(String, usize)> = slots
+            .iter()
+            .filter_map(|s| {
+                let g = s.points.read().unwrap_or_else(|p| p.into_inner());
+                g.as_ref().map(|p| (s.name.clone(), p.live()))
+            })
+            .collect();
         v.sort();
         v
     }
 
-    /// Total live vectors.
+    /// Live vectors in the scopes loaded so far.
     pub fn len(&self) -> usize {
-        self.read().values().map(|s| s.live.len()).sum()
+        self.sizes().iter().map(|(_, n)| n).sum()
     }
 
-    /// True when nothing is indexed.
+    /// True when no loaded scope holds a vector.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
 
-/// Moves a scope from exact scan to a graph built from its vectors.
-fn promote(scope: &mut Scope) {
-    let items: Vec<(u64, Vec<f32>)> = scope.flat.drain().map(|(id, (_, v))| (id, v)).collect();
-    scope.max_id = items.iter().map(|(id, _)| *id).max().unwrap_or(0);
-    scope.graph = Some(Graph::build(&items));
-    scope.dirty = true;
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A pseudo-random unit vector (splitmix64), distinct per seed.
-    fn unit(seed: u32) -> Vec<f32> {
-        let mut x = u64::from(seed).wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut v: Vec<f32> = (0..16)
-            .map(|_| {
-                x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                let mut z = x;
-                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                ((z ^ (z >> 31)) % 2000) as f32 / 1000.0 - 1.0
-            })
-            .collect();
-        crate::embed::normalise(&mut v);
-        v
-    }
-
-    #[test]
-    fn search_stays_inside_its_scope_and_ranks_by_similarity() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let idx = VectorIndex::default();
-        idx.insert(&store, "a", b"t1", unit(1)).unwrap();
-        idx.insert(&store, "a", b"t2", unit(2)).unwrap();
-        idx.insert(&store, "b", b"t3", unit(1)).unwrap();
-        let hits = idx.search("a", &unit(1), 5, -1.0);
-        assert_eq!(hits.len(), 2);
-        assert_eq!(hits[0].target, b"t1");
-        assert!((hits[0].score - 1.0).abs() < 1e-5);
-    }
-
-    #[test]
-    fn rebuild_from_store_matches_and_forgets_removed() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let idx = VectorIndex::default();
-        let a = idx.insert(&store, "s", b"x", unit(3)).unwrap();
-        idx.insert(&store, "s", b"y", unit(4)).unwrap();
-        idx.remove(&store, a).unwrap();
-        let again = VectorIndex::rebuild(&store).unwrap();
-        let hits = again.search("s", &unit(3), 5, -1.0);
-        assert_eq!(hits.len(), 1);
-        assert_eq!(hits[0].target, b"y");
-    }
-
-    #[test]
-    fn saved_graphs_reload_and_pick_up_later_vectors() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("db")).unwrap();
-        let idx = VectorIndex::default();
-        for i in 0..(HNSW_MIN as u32 + 5) {
-            idx.insert(&store, "big", format!("t{i}").as_bytes(), unit(i)).unwrap();
-        }
-        assert_eq!(idx.save(&dir.path().join("index")).unwrap(), 1);
-        let late = idx.insert(&store, "big", b"late", unit(100_000)).unwrap();
-        let again = VectorIndex::open(&store, Some(&dir.path().join("index"))).unwrap();
-        assert_eq!(again.len(), HNSW_MIN + 6);
-        let hits = again.search("big", &unit(100_000), 10, 0.999);
-        assert!(hits.iter().any(|h| h.id == late), "a vector stored after the dump is found");
-    }
-
-    #[test]
-    fn bulk_inserts_match_single_inserts_on_both_sides_of_the_graph_threshold() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let idx = VectorIndex::default();
-        let batch = |from: u32, to: u32| (from..to).map(|i| (format!("t{i}").into_bytes(), unit(i))).collect();
-        let first = idx.insert_many(&store, "bulk", batch(0, 100)).unwrap();
-        assert_eq!(first.len(), 100);
-        idx.insert_many(&store, "bulk", batch(100, HNSW_MIN as u32 + 50)).unwrap();
-        idx.insert_many(&store, "bulk", batch(HNSW_MIN as u32 + 50, HNSW_MIN as u32 + 80)).unwrap();
-        assert_eq!(idx.len(), HNSW_MIN + 80);
-        for probe in [3, HNSW_MIN as u32 + 60] {
-            let hits = idx.search("bulk", &unit(probe), 1, 0.999);
-            assert_eq!(hits[0].target, format!("t{probe}").into_bytes());
-        }
-        let again = VectorIndex::rebuild(&store).unwrap();
-        assert_eq!(again.len(), HNSW_MIN + 80, "bulk-inserted vectors are in the store");
-    }
-
-    #[test]
-    fn large_scopes_use_the_graph_and_still_find_exact_matches() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let idx = VectorIndex::default();
-        for i in 0..(HNSW_MIN as u32 + 10) {
-            idx.insert(&store, "big", format!("t{i}").as_bytes(), unit(i)).unwrap();
-        }
-        let hits = idx.search("big", &unit(77), 3, 0.99);
-        assert!(!hits.is_empty());
-        assert!(hits[0].score > 0.999);
-    }
-}
+mod tests;

@@ -1,89 +1,121 @@
-//! Saving and loading graph scopes, so a large index is not rebuilt from scratch at every start.
+//! Saved graphs: one file per scope, written right after every build, so a restart loads the
+//! graph instead of building it again.
 //!
-//! Each graph scope is dumped with hnsw_rs's `file_dump` into its own directory (written beside
-//! the old one and swapped in), and `manifest.json` records the highest vector id each dump holds.
-//! On load, vectors stored after that id are inserted; ids deleted since are filtered by the live
-//! set. Anything missing, unreadable or too stale falls back to a rebuild from the store.
+//! A file holds the graph's point ids (ascending) and its frozen arrays, never the vectors (the
+//! store holds those, once). It is written to a temporary name, synced and renamed into place, and
+//! ends with a sha256 of everything before it: a torn or damaged file is ignored (the scope is
+//! searched exactly and rebuilt), never trusted. A graph older than the store is still used: points
+//! added since are searched exactly, points removed since are stepped over.
 
-use super::distance::UnitDot;
 use super::graph::Graph;
-use hnsw_rs::hnswio::HnswIo;
-use serde::{Deserialize, Serialize};
+use super::records::Tag;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-const MANIFEST: &str = "manifest.json";
-const FORMAT: u32 = 1;
-const BASENAME: &str = "graph";
+const MAGIC: &[u8; 16] = b"refrain-graph\0\0\x01";
 
-/// What each dumped scope holds.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct Manifest {
-    format: u32,
-    /// scope -> dump description.
-    scopes: BTreeMap<String, DumpInfo>,
+/// The file of a scope's graph.
+pub fn file(dir: &Path, tag: &Tag) -> PathBuf {
+    dir.join(format!("{}.graph", hex::encode(tag)))
 }
 
-/// One dumped scope.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DumpInfo {
-    /// Directory name under the index dir.
-    pub dir: String,
-    /// Highest vector id in the dump.
-    pub max_id: u64,
-    /// Points in the dump.
-    pub points: usize,
+/// Writes a scope's graph (atomically: a crash leaves the old file or the new one).
+pub fn save(dir: &Path, tag: &Tag, dim: usize, ids: &[u64], graph: &Graph) -> std::io::Result<u64> {
+    std::fs::create_dir_all(dir)?;
+    let mut b = Vec::with_capacity(64 + ids.len() * 100);
+    b.extend_from_slice(MAGIC);
+    b.extend_from_slice(&(dim as u32).to_le_bytes());
+    b.extend_from_slice(&(ids.len() as u32).to_le_bytes());
+    ids.iter().for_each(|id| b.extend_from_slice(&id.to_le_bytes()));
+    graph.write(&mut b);
+    let sum = Sha256::digest(&b);
+    b.extend_from_slice(&sum);
+    let path = file(dir, tag);
+    let tmp = path.with_extension("graph.tmp");
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&b)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, &path)?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(b.len() as u64)
 }
 
-fn scope_dir_name(scope: &str) -> String {
-    hex::encode(&Sha256::digest(scope.as_bytes())[..8])
+/// Reads a scope's graph: (dimensions, ids, graph), or None when there is no usable file.
+pub fn load(dir: &Path, tag: &Tag) -> Option<(usize, Vec<u64>, Graph)> {
+    let path = file(dir, tag);
+    let b = std::fs::read(&path).ok()?;
+    let parsed = parse(&b);
+    if parsed.is_none() {
+        tracing::warn!(file = %path.display(), "saved index graph is damaged; the scope is searched exactly and rebuilt");
+    }
+    parsed
 }
 
-/// Reads the manifest; a missing or unreadable one is empty.
-pub fn read_manifest(dir: &Path) -> Manifest {
-    std::fs::read(dir.join(MANIFEST))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Manifest>(&b).ok())
-        .filter(|m| m.format == FORMAT)
-        .unwrap_or_default()
-}
-
-/// Loads a scope's graph if the manifest has it. The loader is leaked on purpose: the graph
-/// borrows it for the life of the process, and a process loads each scope at most once.
-pub fn load(dir: &Path, manifest: &Manifest, scope: &str) -> Option<(Graph, DumpInfo)> {
-    let info = manifest.scopes.get(scope)?.clone();
-    let path = dir.join(&info.dir);
-    if !path.join(format!("{BASENAME}.hnsw.graph")).exists() {
+fn parse(b: &[u8]) -> Option<(usize, Vec<u64>, Graph)> {
+    let (body, sum) = b.split_at_checked(b.len().checked_sub(32)?)?;
+    if Sha256::digest(body).as_slice() != sum {
         return None;
     }
-    let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(&path, BASENAME)));
-    match io.load_hnsw::<f32, UnitDot>() {
-        Ok(hnsw) => Some((Graph::from_hnsw(hnsw), info)),
-        Err(e) => {
-            tracing::warn!(scope, error = %e, "index dump unreadable; rebuilding from the store");
-            None
+    let mut r = body.strip_prefix(MAGIC.as_slice())?;
+    let word = |r: &mut &[u8]| -> Option<u32> {
+        let (h, t) = r.split_at_checked(4)?;
+        *r = t;
+        Some(u32::from_le_bytes(h.try_into().ok()?))
+    };
+    let dim = word(&mut r)? as usize;
+    let n = word(&mut r)? as usize;
+    let (raw, rest) = r.split_at_checked(n.checked_mul(8)?)?;
+    let ids: Vec<u64> = raw.chunks_exact(8).filter_map(|c| c.try_into().ok().map(u64::from_le_bytes)).collect();
+    r = rest;
+    let graph = Graph::read(&mut r)?;
+    let ascending = ids.windows(2).all(|w| w[0] < w[1]);
+    (r.is_empty() && ascending && graph.len() == ids.len() && dim > 0).then_some((dim, ids, graph))
+}
+
+/// Removes a scope's graph file, if any.
+pub fn remove(dir: &Path, tag: &Tag) {
+    let _ = std::fs::remove_file(file(dir, tag));
+}
+
+/// Removes files of the old index format (hnsw_rs dumps and their manifest): they cannot be read
+/// any more, and the store has everything needed to build again.
+pub fn remove_old_format(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if p.is_dir() && p.join("graph.hnsw.graph").exists() || name.starts_with("manifest.json") {
+            let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
         }
     }
 }
 
-/// Dumps the given scopes' graphs and rewrites the manifest (keeping other scopes' entries).
-pub fn save(dir: &Path, graphs: &[(String, &Graph, u64)]) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let mut manifest = read_manifest(dir);
-    manifest.format = FORMAT;
-    for (scope, graph, max_id) in graphs {
-        let name = scope_dir_name(scope);
-        let tmp: PathBuf = dir.join(format!("{name}.tmp"));
-        let _ = std::fs::remove_dir_all(&tmp);
-        std::fs::create_dir_all(&tmp)?;
-        graph.dump(&tmp, BASENAME).map_err(std::io::Error::other)?;
-        let fin = dir.join(&name);
-        let _ = std::fs::remove_dir_all(&fin);
-        std::fs::rename(&tmp, &fin)?;
-        manifest.scopes.insert(scope.clone(), DumpInfo { dir: name, max_id: *max_id, points: graph.len() });
+#[cfg(test)]
+mod tests {
+    use super::super::quant;
+    use super::*;
+
+    #[test]
+    fn graphs_round_trip_and_damage_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let codes: Vec<i8> = (0..50u32).flat_map(|i| quant::encode(&[(i as f32).sin(), (i as f32).cos()])).collect();
+        let g = Graph::build(&codes, quant::stride(2), 50, 16);
+        let ids: Vec<u64> = (0..50).map(|i| i * 3 + 1).collect();
+        let tag = [7u8; 8];
+        save(dir.path(), &tag, 2, &ids, &g).unwrap();
+        assert_eq!(load(dir.path(), &tag), Some((2, ids, g)));
+        let f = file(dir.path(), &tag);
+        let mut b = std::fs::read(&f).unwrap();
+        let mid = b.len() / 2;
+        b[mid] ^= 1;
+        std::fs::write(&f, &b).unwrap();
+        assert_eq!(load(dir.path(), &tag), None);
+        std::fs::write(&f, &b[..10]).unwrap();
+        assert_eq!(load(dir.path(), &tag), None);
     }
-    let tmp = dir.join(format!("{MANIFEST}.tmp"));
-    std::fs::write(&tmp, serde_json::to_vec_pretty(&manifest).map_err(std::io::Error::other)?)?;
-    std::fs::rename(&tmp, dir.join(MANIFEST))
 }

@@ -90,7 +90,7 @@ pub fn remove(store: &Store, index: Option<&VectorIndex>, id: &str) -> Result<bo
     store.remove(trees::PLANS, id.as_bytes())?;
     store.remove(trees::PLAN_BUCKETS, &bucket_key(&rec.plan.key.bucket, id))?;
     if let (Some(index), Some(v)) = (index, rec.vector) {
-        index.remove(store, v)?;
+        index.remove(SCOPE, v)?;
     }
     Ok(true)
 }

@@ -163,7 +163,7 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
         return Ok(Stored { plan_id: id, key, created: false, released, slots, confidence, embedded, redactions });
     }
     let vector = match app.embed.embed_one(&req.task).await {
-        Ok(v) => Some(app.index().await?.insert(&app.store, SCOPE, id.as_bytes(), v)?),
+        Ok(v) => Some(app.index().await?.insert(SCOPE, id.as_bytes(), v)?),
         Err(e) => {
             tracing::debug!(error = %e, "plan stored without a task embedding");
             None
@@ -274,7 +274,10 @@ async fn neighbours(app: &App, task: &str, k: usize) -> Result<Vec<(String, f32)
     }
     let v = app.embed.embed_one(task).await.map_err(|e| e.to_string())?;
     let index = app.index().await.map_err(|e| e.to_string())?;
-    let hits = tokio::task::spawn_blocking(move || index.search(SCOPE, &v, k, 0.0)).await.map_err(|e| e.to_string())?;
+    let hits = tokio::task::spawn_blocking(move || index.search(SCOPE, &v, k, 0.0))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
     Ok(hits.into_iter().map(|h| (String::from_utf8_lossy(&h.target).into_owned(), h.score)).collect())
 }
 

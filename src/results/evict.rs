@@ -30,17 +30,17 @@ pub enum EvictWhat {
 async fn remove(app: &App, key: &str) -> Result<bool> {
     match entry::remove(&app.store, key)? {
         Some(e) => {
-            drop_vector(app, e.vector).await?;
+            drop_vector(app, &e).await?;
             Ok(true)
         }
         None => Ok(false),
     }
 }
 
-/// Removes a vector from the index (and the store), if there is one.
-pub(super) async fn drop_vector(app: &App, id: Option<u64>) -> Result<()> {
-    if let Some(id) = id {
-        app.index().await?.remove(&app.store, id)?;
+/// Removes a removed entry's query vector from the index (and the store), if it had one.
+pub(super) async fn drop_vector(app: &App, e: &entry::Entry) -> Result<()> {
+    if let Some(id) = e.vector {
+        app.index().await?.remove(&entry::scope(&e.namespace, &e.tool), id)?;
     }
     Ok(())
 }
@@ -71,7 +71,9 @@ pub async fn evict(app: &App, what: &EvictWhat) -> Result<usize> {
         EvictWhat::All => {
             let mut vectors = Vec::new();
             store.for_each::<entry::Entry>(trees::RESPONSES, |_, e| {
-                vectors.extend(e.vector);
+                if let Some(id) = e.vector {
+                    vectors.push((entry::scope(&e.namespace, &e.tool), id));
+                }
                 true
             })?;
             n = store.clear(trees::RESPONSES)?;
@@ -80,8 +82,8 @@ pub async fn evict(app: &App, what: &EvictWhat) -> Result<usize> {
             }
             if !vectors.is_empty() {
                 let index = app.index().await?;
-                for id in vectors {
-                    index.remove(store, id)?;
+                for (scope, id) in vectors {
+                    index.remove(&scope, id)?;
                 }
             }
         }

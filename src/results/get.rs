@@ -132,7 +132,7 @@ async fn check(app: &App, e: Entry, matched: MatchKind) -> Result<Found> {
         }
         Err(reason) => {
             if let Some(old) = entry::remove(&app.store, &e.key)? {
-                super::evict::drop_vector(app, old.vector).await?;
+                super::evict::drop_vector(app, &old).await?;
             }
             Ok(Found::Stale(reason))
         }
@@ -170,7 +170,7 @@ async fn semantic_lookup(
         Verifier::plain(cfg.semantic_threshold)
     };
     let index = app.index().await?;
-    let hits = index.search(&entry::scope(namespace, tool), &vector, semantic::CANDIDATES, verifier.floor());
+    let hits = index.search(&entry::scope(namespace, tool), &vector, semantic::CANDIDATES, verifier.floor())?;
     let mut entries = Vec::new();
     for h in &hits {
         let k = String::from_utf8_lossy(&h.target).into_owned();

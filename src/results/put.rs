@@ -110,7 +110,7 @@ pub async fn put(app: &App, mut req: PutRequest) -> Result<PutOutcome> {
     }
     let store = &app.store;
     if let Some(old) = entry::remove(store, &key)? {
-        super::evict::drop_vector(app, old.vector).await?;
+        super::evict::drop_vector(app, &old).await?;
     }
     let mut semantic = None;
     let mut vector = None;
@@ -118,7 +118,7 @@ pub async fn put(app: &App, mut req: PutRequest) -> Result<PutOutcome> {
         match app.embed.embed_one(q).await {
             Ok(v) => {
                 let index = app.index().await?;
-                vector = Some(index.insert(store, &entry::scope(&req.namespace, &req.tool), key.as_bytes(), v)?);
+                vector = Some(index.insert(&entry::scope(&req.namespace, &req.tool), key.as_bytes(), v)?);
                 semantic = Some(Ok(()));
             }
             Err(e) => semantic = Some(Err(format!("stored for exact lookups only: {e}"))),

@@ -169,6 +169,23 @@ impl Store {
         Ok(())
     }
 
+    /// Reads raw bytes written by `put_bytes`.
+    pub fn get_bytes(&self, tree: TreeName, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.tree(tree)?.get(key)?.map(|v| v.to_vec()))
+    }
+
+    /// Visits raw (key, value) pairs whose key starts with `prefix`, in key order, until `f`
+    /// returns false.
+    pub fn scan_bytes(&self, tree: TreeName, prefix: &[u8], mut f: impl FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        for item in self.tree(tree)?.scan_prefix(prefix) {
+            let (k, v) = item?;
+            if !f(&k, &v) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Visits raw (key, value) pairs in key order.
     pub fn for_each_bytes(&self, tree: TreeName, mut f: impl FnMut(&[u8], &[u8])) -> Result<()> {
         for item in self.tree(tree)?.iter() {

@@ -79,19 +79,20 @@ pub fn random_unit(seed: u64, dim: usize) -> Vec<f32> {
 pub fn index_search(base: &Path, n: usize, queries: usize) -> anyhow::Result<(f64, Samples)> {
     let dir = base.join(format!("index-{n}"));
     let store = Store::open(&dir)?;
-    let index = VectorIndex::default();
+    let index = VectorIndex::open(&store, Some(&dir.join("graphs")))?;
     let started = Instant::now();
     for chunk in (0..n).collect::<Vec<_>>().chunks(10_000) {
         let items = chunk.iter().map(|&i| ((i as u64).to_be_bytes().to_vec(), random_unit(i as u64, 384))).collect();
-        index.insert_many(&store, "bench", items)?;
+        index.insert_many("bench", items)?;
     }
     store.flush()?;
+    index.build_now("bench")?;
     let build = started.elapsed().as_secs_f64();
     let mut s = Samples::default();
     for q in 0..queries {
         let query = random_unit((q * 7919 % n) as u64, 384);
         let t = Instant::now();
-        let hits = index.search("bench", &query, 10, 0.0);
+        let hits = index.search("bench", &query, 10, 0.0)?;
         s.push(t.elapsed());
         if hits.is_empty() {
             anyhow::bail!("search found nothing at {n}");

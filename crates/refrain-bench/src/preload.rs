@@ -127,15 +127,23 @@ async fn results(
     let store = &app.store;
     let now = now_ms();
     let scope = entry::scope(NAMESPACE, TOOL);
+    let index = app.index().await?;
     for chunk in (0..n).collect::<Vec<_>>().chunks(CHUNK) {
-        let index = VectorIndex::default();
-        for &i in chunk {
-            let args = json!({"q": i});
-            let k = key::exact_key(NAMESPACE, TOOL, &args);
-            let vector = index.insert(store, &scope, k.as_bytes(), random_unit(i as u64, 384))?;
-            write(store, k, args, Some(format!("bulk query {i}")), now + 86_400_000, Some(vector))?;
+        let keys: Vec<(String, serde_json::Value)> = chunk
+            .iter()
+            .map(|&i| {
+                let args = json!({"q": i});
+                (key::exact_key(NAMESPACE, TOOL, &args), args)
+            })
+            .collect();
+        let items =
+            keys.iter().zip(chunk).map(|((k, _), &i)| (k.as_bytes().to_vec(), random_unit(i as u64, 384))).collect();
+        let ids = index.insert_many(&scope, items)?;
+        for (((k, args), &i), id) in keys.into_iter().zip(chunk).zip(ids) {
+            write(store, k, args, Some(format!("bulk query {i}")), now + 86_400_000, Some(id))?;
         }
     }
+    index.build_now(&scope)?;
     for i in 0..stale {
         let args = json!({"stale": i});
         let k = key::exact_key(NAMESPACE, TOOL, &args);
@@ -193,8 +201,8 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
         Vectors::Model(d) => Some(FastEmbedder::load(&ModelFiles::under(d), 2, 256)?),
         _ => None,
     };
+    let index = VectorIndex::open(&store, Some(&project.index_dir()))?;
     for chunk in (0..n).collect::<Vec<_>>().chunks(256) {
-        let index = VectorIndex::default();
         let items: Vec<(String, _)> = chunk.iter().map(|&i| filler(i)).collect();
         let vectors = match (&model, vectors) {
             (Some(m), _) => {
@@ -207,7 +215,7 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
             let norm = normalise(&task);
             let key = IntentKey::of(&norm);
             let id = plan_id(&key.bucket, &template);
-            let vector = v.map(|v| index.insert(&store, library::SCOPE, id.as_bytes(), v)).transpose()?;
+            let vector = v.map(|v| index.insert(library::SCOPE, id.as_bytes(), v)).transpose()?;
             let plan = StoredPlan {
                 id,
                 key,
@@ -223,6 +231,7 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
             library::put(&store, &Record { plan, vector })?;
         }
     }
+    index.build_now(library::SCOPE)?;
     store.flush()?;
     Ok(())
 }

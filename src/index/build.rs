@@ -1,0 +1,46 @@
+//! Building a scope's graph: snapshot the live codes under a short write lock, build with hnsw_rs
+//! on every core with no lock held, swap the frozen graph in under a short write lock, then save
+//! it (again with no lock held). One build runs at a time; a scope has at most one in flight.
+
+use super::graph::{EF_CONSTRUCTION, Graph};
+use super::{Inner, Slot, lock, persist, quant};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// Builds and installs the scope's graph, then saves it. The caller has set `slot.building`;
+/// it is cleared here. Returns the points in the new graph (0 when nothing was built).
+pub(super) fn run(inner: &Inner, slot: &Slot) -> usize {
+    let _one = lock(&inner.build_lock);
+    let n = build_and_save(inner, slot).unwrap_or(0);
+    slot.building.store(false, Ordering::Release);
+    n
+}
+
+fn build_and_save(inner: &Inner, slot: &Slot) -> Option<usize> {
+    let snap = slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut()?.snapshot();
+    let (n, dim) = (snap.ids.len(), snap.dim);
+    let started = Instant::now();
+    let built = catch_unwind(AssertUnwindSafe(|| Graph::build(&snap.codes, quant::stride(dim), n, EF_CONSTRUCTION)));
+    let mut guard = slot.points.write().unwrap_or_else(|p| p.into_inner());
+    let Ok(graph) = built else {
+        tracing::error!(scope = %slot.name, "index build failed; the scope stays searched exactly");
+        if let Some(p) = guard.as_mut() {
+            p.abandon_build();
+        }
+        return None;
+    };
+    // The scope may have been cleared while the build ran.
+    let (graph, ids) = guard.as_mut()?.install(snap, graph);
+    drop(guard);
+    let build_ms = started.elapsed().as_millis() as u64;
+    if let Some(dir) = &inner.dir {
+        match persist::save(dir, &slot.tag, dim, &ids, &graph) {
+            Ok(bytes) => tracing::info!(scope = %slot.name, points = n, build_ms, bytes, "index graph built and saved"),
+            Err(e) => {
+                tracing::warn!(scope = %slot.name, error = %e, "index graph built but not saved; the next start builds it again")
+            }
+        }
+    }
+    Some(n)
+}

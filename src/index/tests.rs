@@ -1,0 +1,149 @@
+//! The index as its callers see it: scopes, exact answers before a graph exists, builds in the
+//! background, saved graphs across restarts, removals, and stores written by older versions.
+
+use super::*;
+
+/// A pseudo-random unit vector (splitmix64), distinct per seed.
+fn unit(seed: u32) -> Vec<f32> {
+    let mut x = u64::from(seed).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut v: Vec<f32> = (0..16)
+        .map(|_| {
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) % 2000) as f32 / 1000.0 - 1.0
+        })
+        .collect();
+    crate::embed::normalise(&mut v);
+    v
+}
+
+fn fill(idx: &VectorIndex, scope: &str, range: std::ops::Range<u32>) -> Vec<u64> {
+    idx.insert_many(scope, range.map(|i| (format!("t{i}").into_bytes(), unit(i))).collect()).unwrap()
+}
+
+fn top(idx: &VectorIndex, scope: &str, seed: u32) -> Option<Vec<u8>> {
+    idx.search(scope, &unit(seed), 1, 0.99).unwrap().first().map(|h| h.target.clone())
+}
+
+#[test]
+fn search_stays_inside_its_scope_and_ranks_by_similarity() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let idx = VectorIndex::rebuild(&store).unwrap();
+    idx.insert("a", b"t1", unit(1)).unwrap();
+    idx.insert("a", b"t2", unit(2)).unwrap();
+    idx.insert("b", b"t3", unit(1)).unwrap();
+    let hits = idx.search("a", &unit(1), 5, -1.0).unwrap();
+    assert_eq!(hits.len(), 2);
+    assert_eq!(hits[0].target, b"t1");
+    assert!((hits[0].score - 1.0).abs() < 0.01, "{}", hits[0].score);
+    let err = idx.search("a", &[1.0, 0.0], 1, 0.0).unwrap_err().to_string();
+    assert!(err.contains("2 dimensions") && err.contains("16"), "{err}");
+}
+
+#[test]
+fn scopes_load_on_first_use_and_forget_removed_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let idx = VectorIndex::rebuild(&store).unwrap();
+    let a = idx.insert("s", b"x", unit(3)).unwrap();
+    idx.insert("s", b"y", unit(4)).unwrap();
+    idx.remove("s", a).unwrap();
+    let again = VectorIndex::rebuild(&store).unwrap();
+    assert!(again.sizes().is_empty(), "nothing is loaded before a scope is used");
+    let hits = again.search("s", &unit(3), 5, -1.0).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].target, b"y");
+    assert_eq!(again.sizes(), vec![("s".to_string(), 1)]);
+}
+
+#[test]
+fn a_large_scope_answers_exactly_at_once_then_from_its_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let idx = VectorIndex::rebuild(&store).unwrap();
+    fill(&idx, "big", 0..(HNSW_MIN as u32 + 50));
+    // Whether or not the background build has finished, the answer is right.
+    assert_eq!(top(&idx, "big", 77), Some(b"t77".to_vec()));
+    idx.wait_idle();
+    let slot = idx.slot("big");
+    let shape = slot.points.read().unwrap().as_ref().map(Points::shape);
+    assert_eq!(shape, Some((HNSW_MIN + 50, 0)), "every point is in the graph after the build");
+    for probe in [0, 77, HNSW_MIN as u32 + 49] {
+        assert_eq!(top(&idx, "big", probe), Some(format!("t{probe}").into_bytes()));
+    }
+}
+
+#[test]
+fn saved_graphs_reload_with_later_vectors_and_without_removed_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("db")).unwrap();
+    let graphs = dir.path().join("index");
+    let idx = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    let ids = fill(&idx, "big", 0..(HNSW_MIN as u32 + 5));
+    assert_eq!(idx.build_now("big").unwrap(), HNSW_MIN + 5);
+    assert!(persist::file(&graphs, &records::tag("big")).exists(), "the graph is saved right after the build");
+    let late = idx.insert("big", b"late", unit(100_000)).unwrap();
+    idx.remove("big", ids[9]).unwrap();
+    let again = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    assert_eq!(top(&again, "big", 100_000), Some(b"late".to_vec()));
+    let slot = again.slot("big");
+    assert_eq!(slot.points.read().unwrap().as_ref().map(Points::shape), Some((HNSW_MIN + 5, 1)), "loaded, not rebuilt");
+    assert_eq!(again.sizes(), vec![("big".to_string(), HNSW_MIN + 5)]);
+    assert!(
+        again.search("big", &unit(9), 3, 0.0).unwrap().iter().all(|h| h.id != ids[9]),
+        "a removed vector stays gone"
+    );
+    assert_eq!(top(&again, "big", 10), Some(b"t10".to_vec()));
+    assert_eq!(again.search("big", &unit(100_000), 1, 0.99).unwrap()[0].id, late);
+}
+
+#[test]
+fn a_damaged_saved_graph_is_ignored_and_answers_stay_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("db")).unwrap();
+    let graphs = dir.path().join("index");
+    let idx = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    fill(&idx, "big", 0..(HNSW_MIN as u32 + 5));
+    idx.build_now("big").unwrap();
+    std::fs::write(persist::file(&graphs, &records::tag("big")), b"not a graph").unwrap();
+    let again = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    assert_eq!(top(&again, "big", 42), Some(b"t42".to_vec()));
+    again.wait_idle();
+}
+
+#[test]
+fn a_store_written_before_int8_codes_opens_and_finds_its_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("db")).unwrap();
+    let graphs = dir.path().join("index");
+    std::fs::create_dir_all(graphs.join("0123456789abcdef")).unwrap();
+    std::fs::write(graphs.join("0123456789abcdef").join("graph.hnsw.graph"), b"old").unwrap();
+    std::fs::write(graphs.join("manifest.json"), b"{}").unwrap();
+    for i in 0..20u32 {
+        records::put_v1(&store, u64::from(i) + 1, "results/default/WebSearch", format!("k{i}").as_bytes(), &unit(i))
+            .unwrap();
+    }
+    let idx = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    assert_eq!(top(&idx, "results/default/WebSearch", 13), Some(b"k13".to_vec()));
+    assert!(!graphs.join("manifest.json").exists() && !graphs.join("0123456789abcdef").exists());
+    idx.remove("results/default/WebSearch", 15).unwrap(); // seed 14
+    assert_eq!(top(&idx, "results/default/WebSearch", 14), None);
+    assert_eq!(idx.len(), 19, "old ids are kept, so entries still name their vectors");
+}
+
+#[test]
+fn clearing_forgets_loaded_scopes_and_their_graphs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("db")).unwrap();
+    let graphs = dir.path().join("index");
+    let idx = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    fill(&idx, "big", 0..(HNSW_MIN as u32 + 5));
+    idx.build_now("big").unwrap();
+    store.clear(crate::store::trees::VECTORS).unwrap();
+    idx.clear();
+    assert!(!persist::file(&graphs, &records::tag("big")).exists());
+    assert_eq!(top(&idx, "big", 3), None);
+}
