@@ -7,6 +7,7 @@ mod compact;
 mod config_cmd;
 mod explain;
 mod hook;
+mod index;
 mod install;
 mod plans;
 mod serve;
@@ -62,6 +63,8 @@ enum Command {
     Install(install::InstallArgs),
     /// Remove exactly what `install` added.
     Uninstall(install::UninstallArgs),
+    /// The vector index: `rebuild` builds every scope's graph again from the store.
+    Index(index::IndexArgs),
     /// Answer an agent hook: reads the hook payload on stdin (used by the installed hooks).
     Hook(hook::HookArgs),
 }
@@ -79,6 +82,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Install(args) => install::run_install(&cli.global, args),
         Command::Uninstall(args) => install::run_uninstall(&cli.global, args),
         Command::Hook(args) => hook::run(&cli.global, args),
+        Command::Index(args) => index::run(&cli.global, args),
     }
 }
 

@@ -317,7 +317,8 @@ mod tests {
         let s = quant::stride(dim);
         let g = Graph::build(&c, s, n, EF_CONSTRUCTION);
         let q = &c[5 * s..6 * s];
-        let d = |p: u32| (!p.is_multiple_of(3)).then(|| 1.0 - quant::cosine(q, &c[p as usize * s..(p as usize + 1) * s]));
+        let d =
+            |p: u32| (!p.is_multiple_of(3)).then(|| 1.0 - quant::cosine(q, &c[p as usize * s..(p as usize + 1) * s]));
         let got = g.search(16, d);
         assert!(got.iter().all(|(_, p)| !p.is_multiple_of(3)));
         assert_eq!(got.first().map(|x| x.1), Some(5));

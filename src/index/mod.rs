@@ -126,7 +126,7 @@ impl VectorIndex {
     }
 
     /// The scope's points, loading them first if needed.
-    fn loaded<'a>(&self, slot: &'a Arc<Slot>) -> Result<RwLockReadGuard<'a, Option<Points>>, Error> {
+    fn loaded<'a>(&self, slot: &'a Arc<Slot>, schedule: bool) -> Result<RwLockReadGuard<'a, Option<Points>>, Error> {
         {
             let g = slot.points.read().unwrap_or_else(|p| p.into_inner());
             if g.is_some() {
@@ -150,7 +150,9 @@ impl VectorIndex {
             tracing::info!(scope = %slot.name, graph, tail, elapsed_ms = started.elapsed().as_millis() as u64, "index scope loaded");
             *slot.points.write().unwrap_or_else(|p| p.into_inner()) = Some(points);
         }
-        self.maybe_build(slot);
+        if schedule {
+            self.maybe_build(slot);
+        }
         Ok(slot.points.read().unwrap_or_else(|p| p.into_inner()))
     }
 
@@ -206,7 +208,7 @@ impl VectorIndex {
     pub fn search(&self, scope: &str, query: &[f32], k: usize, min_score: f32) -> Result<Vec<Hit>, Error> {
         let slot = self.slot(scope);
         let found = {
-            let guard = self.loaded(&slot)?;
+            let guard = self.loaded(&slot, true)?;
             let Some(points) = guard.as_ref() else { return Ok(Vec::new()) };
             if points.live() > 0 && points.dim() != query.len() {
                 return Err(Error::Dimension { got: query.len(), want: points.dim() });
@@ -226,7 +228,7 @@ impl VectorIndex {
     /// Returns the points in the graph.
     pub fn build_now(&self, scope: &str) -> Result<usize, Error> {
         let slot = self.slot(scope);
-        drop(self.loaded(&slot)?);
+        drop(self.loaded(&slot, false)?);
         while slot.building.swap(true, Ordering::AcqRel) {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }

@@ -198,3 +198,25 @@ async fn without_a_model_lookups_by_meaning_say_why_and_exact_still_works() {
     assert!(miss["reason"].as_str().unwrap().contains("no lookup by meaning"), "{miss}");
     assert_eq!(lookup(&s, "WebSearch", json!({"q": "x"})).await["status"], "hit");
 }
+
+#[tokio::test]
+async fn index_rebuild_runs_only_without_a_server_and_keeps_lookups_by_meaning() {
+    let env = Env::new();
+    let mut s = env.serve().await;
+    let q = "How do I install Rust on Ubuntu?";
+    put(&s, json!({"tool": "WebSearch", "args": {"q": 1}, "query": q, "result": "use rustup"})).await;
+    let busy = env.cmd(&["index", "rebuild"]).output().await.unwrap();
+    assert!(!busy.status.success());
+    assert!(String::from_utf8_lossy(&busy.stderr).contains("server owns the store"), "{busy:?}");
+    s.child.kill().await.unwrap();
+    s.child.wait().await.unwrap();
+    let done = env.cmd(&["index", "rebuild"]).output().await.unwrap();
+    let out = String::from_utf8_lossy(&done.stdout);
+    assert!(done.status.success(), "{out}\n{}", String::from_utf8_lossy(&done.stderr));
+    assert!(out.contains("results/default/WebSearch: 1 vectors in the graph"), "{out}");
+    let s = env.serve().await;
+    let hit = s
+        .ok("response_cache_get", json!({"tool": "WebSearch", "query": "how can I install Rust on an Ubuntu machine"}))
+        .await;
+    assert_eq!(hit["status"], "hit", "{hit}");
+}
