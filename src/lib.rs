@@ -18,6 +18,7 @@ pub mod hooks;
 pub mod index;
 pub mod integrate;
 pub mod plan;
+pub mod patterns;
 pub mod project;
 pub mod prompt;
 pub mod results;
