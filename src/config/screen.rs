@@ -72,14 +72,14 @@ fn verdict(key: &str, value: &Value, trusted: bool, base: &impl Fn(&str) -> Opti
             }
             let shown = base.map(|b| b.to_string()).unwrap_or_else(|| "its default".into());
             Some(format!(
-                "a project's config file may lower {key} but not raise it above {shown} ({}); {trust_hint}",
+                "a project's config file may lower {key} but not raise it above {shown}: {}; {trust_hint}",
                 rule.why
             ))
         }
         Level::Trusted if trusted => None,
-        Level::Trusted => Some(format!("a project's config file may not set it ({}); {trust_hint}", rule.why)),
+        Level::Trusted => Some(format!("a project's config file may not set it: {}; {trust_hint}", rule.why)),
         Level::User => Some(format!(
-            "only your own config file, environment or flags may set it ({}), even in a trusted project",
+            "only your own config file, environment or flags may set it, even in a trusted project: {}",
             rule.why
         )),
     }
