@@ -172,7 +172,7 @@ mod tests {
     fn links_inside_the_project_and_extra_roots_are_allowed() {
         let (_p, root, _o, out) = setup();
         symlink(root.join("src/lib.rs"), root.join("alias.rs")).unwrap();
-        let roots = Roots::new(&root, &[out.clone()], "hint");
+        let roots = Roots::new(&root, std::slice::from_ref(&out), "hint");
         assert_eq!(roots.check("alias.rs").unwrap(), root.join("src/lib.rs"));
         assert_eq!(roots.check(out.join("secret.txt")).unwrap(), out.join("secret.txt"));
         assert!(roots.check("/etc/passwd").unwrap_err().to_string().contains("and the other allowed directories"));
