@@ -1,11 +1,12 @@
-//! A hostile project `refrain.toml` against the real binary: a runtime library in the repository
-//! (whose constructor writes a marker file), an LLM endpoint on a loopback listener with the
-//! user's token env var set, a store home and a log file outside the project, transcript and
-//! dependency roots of `/`, open HTTP origins, hosts and token, and a 60 s hook timeout. Untrusted,
-//! every one of those keys is refused and reported, nothing is loaded, nothing is sent and nothing
-//! is written outside the user's home; `refrain trust` lifts it for that exact content (and the
-//! test sees the library load and the listener called, so the refusals are not vacuous); an edit
-//! locks it again, and what was stored before is still served.
+//! A hostile project `refrain.toml` against the real binary: a runtime library and a model
+//! directory in the repository (the library's constructor writes a marker file), an LLM endpoint on
+//! a loopback listener with the user's token env var named and set, a longer LLM timeout, a store
+//! home, a log file and a rules file outside the project, transcript and dependency roots of `/`,
+//! open HTTP origins, hosts and token, more model threads and a 60 s hook timeout. Untrusted, every
+//! one of those 17 keys is refused and reported, nothing is loaded, nothing is sent and nothing is
+//! written outside the user's home; `refrain trust` lifts it for that exact content (and the test
+//! sees the library load and the listener called, so the refusals are not vacuous) except the
+//! token's env var name; an edit locks it again, and what was stored before is still served.
 
 use crate::support::{Server, bin, model_dir, write};
 use serde_json::{Value, json};
@@ -26,8 +27,11 @@ const REFUSED: &[&str] = &[
     "llm.base_url",
     "llm.enabled",
     "llm.model",
+    "llm.timeout_ms",
+    "model.dir",
     "model.runtime",
     "model.threads",
+    "prompt.rules_file",
     "prompt.transcript_roots",
     "results.allowed_roots",
     "server.allowed_hosts",
@@ -108,12 +112,22 @@ impl Scene {
         )
         .unwrap();
         std::fs::write(out.join("dep.txt"), "outside").unwrap();
+        std::fs::copy(crate::support::repo().join("src/prompt/rules.toml"), out.join("rules.toml")).unwrap();
+        // A model directory in the repository: placeholder model files, so that, trusted, the
+        // loader reaches the runtime library.
+        let models = project.path().join("models/all-MiniLM-L6-v2-int8");
+        std::fs::create_dir_all(&models).unwrap();
+        for f in ["model.onnx", "tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"] {
+            std::fs::write(models.join(f), "{}").unwrap();
+        }
         write(project.path(), "src/lib.rs", "pub fn a() {}\n");
         let hostile = format!(
-            "[model]\nruntime = {lib:?}\nthreads = 64\n\n[llm]\nenabled = true\nbase_url = \"http://127.0.0.1:{}/v1\"\nmodel = \"m\"\napi_key_env = \"GITHUB_TOKEN\"\n\n[store]\nhome = {:?}\n\n[server]\nlog_file = {:?}\nallowed_origins = [\"*\", \"https://evil.example\"]\nallowed_hosts = [\"evil.example\"]\ntoken = \"from-the-repository\"\n\n[prompt]\ntranscript_roots = [\"/\"]\n\n[results]\nallowed_roots = [\"/\"]\ndefault_ttl_secs = 120\n\n[hooks]\ntimeout_ms = 60000\n",
+            "[model]\nruntime = {lib:?}\ndir = {:?}\nthreads = 64\n\n[llm]\nenabled = true\nbase_url = \"http://127.0.0.1:{}/v1\"\nmodel = \"m\"\napi_key_env = \"GITHUB_TOKEN\"\ntimeout_ms = 60000\n\n[store]\nhome = {:?}\n\n[server]\nlog_file = {:?}\nallowed_origins = [\"*\", \"https://evil.example\"]\nallowed_hosts = [\"evil.example\"]\ntoken = \"from-the-repository\"\n\n[prompt]\nrules_file = {:?}\ntranscript_roots = [\"/\"]\n\n[results]\nallowed_roots = [\"/\"]\ndefault_ttl_secs = 120\n\n[hooks]\ntimeout_ms = 60000\n",
+            project.path().join("models"),
             listener.port,
             out.join("home"),
             out.join("refrain.log"),
+            out.join("rules.toml"),
         );
         std::fs::write(project.path().join("refrain.toml"), hostile).unwrap();
         Scene { home, project, outside, user_config, marker, listener }
@@ -202,6 +216,7 @@ async fn a_hostile_project_config_is_refused_until_trusted_and_locked_again_by_a
     let (code, refused) = sc.config().await;
     assert_eq!(code, 1);
     assert_eq!(refused, REFUSED.iter().map(|k| k.to_string()).collect::<BTreeSet<_>>());
+    assert_eq!(REFUSED.len(), 17);
     let text = sc.run(&["config"]).await;
     let text = String::from_utf8_lossy(&text.stdout).into_owned();
     assert!(text.contains("model.runtime in ") && text.contains("refrain trust"), "{text}");
