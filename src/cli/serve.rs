@@ -27,6 +27,12 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         let max = config.server.max_message_bytes;
         let link = Link::open(project, config.clone()).await?;
+        // `initialize` never waits for the owner; a store that cannot be opened stops the start.
+        if let Some(Err(e)) = link.establish_in_background(std::time::Duration::from_secs(1)).await
+            && e.is_fatal()
+        {
+            return Err(e.into());
+        }
         let handler = Handler::new(link.clone());
         match (args.http, protocol_out) {
             (Some(addr), _) => crate::server::http::serve(addr, handler, &config).await?,

@@ -76,6 +76,14 @@ pub enum Error {
     Io(#[from] std::io::Error),
 }
 
+impl Error {
+    /// Whether retrying cannot help (a store that cannot be opened, an unusable data dir), as
+    /// opposed to an owner that is slow, stopped or going away.
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, Error::Project(_) | Error::Store(_) | Error::Io(_))
+    }
+}
+
 struct Owned {
     refrain: Refrain,
     self_client: OnceCell<RunningService<RoleClient, ()>>,
@@ -116,7 +124,7 @@ pub struct Link {
 
 impl Link {
     /// A link that owns the store when nobody does and follows the owner otherwise. Returns at
-    /// once; the link is established in the background and tool calls wait for it.
+    /// once; the first tool call (or `establish_in_background`) establishes it.
     pub async fn open(project: Project, config: Config) -> Result<Arc<Link>, Error> {
         Self::start(project, config, Role::Serve)
     }
@@ -129,21 +137,19 @@ impl Link {
     fn start(project: Project, config: Config, role: Role) -> Result<Arc<Link>, Error> {
         project.prepare()?;
         let state = State { generation: 0, conn: Conn::Down, failed: None };
-        let link = Arc::new(Link { project, config, role, conn: RwLock::new(state) });
-        let background = link.clone();
-        tokio::spawn(async move {
-            if let Err(e) = background.recover(0, Instant::now()).await {
-                tracing::debug!(error = %e, "link not established yet");
-            }
-        });
-        Ok(link)
+        Ok(Arc::new(Link { project, config, role, conn: RwLock::new(state) }))
     }
 
-    /// Waits until the link is established (or has failed to be), for callers that need to
-    /// know whether they own the store.
-    pub async fn ready(self: &Arc<Self>) -> Result<(), Error> {
-        let seen = self.conn.read().await.generation;
-        if seen > 0 { Ok(()) } else { self.recover(0, Instant::now()).await }
+    /// Establishes the link in the background; returns at once with its outcome once it is known
+    /// within `wait`, or None while it is still being established (an owner slow to answer).
+    /// A store that cannot be opened is known at once, so `serve` can refuse to start.
+    pub async fn establish_in_background(self: &Arc<Self>, wait: Duration) -> Option<Result<(), Error>> {
+        let link = self.clone();
+        let mut task = tokio::spawn(async move { link.recover(0, Instant::now()).await });
+        match tokio::time::timeout(wait, &mut task).await {
+            Ok(Ok(outcome)) => Some(outcome),
+            Ok(Err(_)) | Err(_) => None,
+        }
     }
 
     /// The project this link serves.
