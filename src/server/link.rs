@@ -140,6 +140,11 @@ impl Link {
         Ok(Arc::new(Link { project, config, role, conn: RwLock::new(state) }))
     }
 
+    /// Whether another process holds the project's owner lock right now.
+    pub fn owner_running(&self) -> bool {
+        owner::is_held(&self.project).unwrap_or(false)
+    }
+
     /// Establishes the link in the background; returns at once with its outcome once it is known
     /// within `wait`, or None while it is still being established (an owner slow to answer).
     /// A store that cannot be opened is known at once, so `serve` can refuse to start.

@@ -71,7 +71,12 @@ impl Raw {
 
 /// A value of another JSON type than the schema asks for.
 fn wrong_type(schema: &Value) -> Value {
-    match schema.get("type").and_then(Value::as_str) {
+    let ty = match schema.get("type") {
+        Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).find(|t| *t != "null"),
+        Some(t) => t.as_str(),
+        None => None,
+    };
+    match ty {
         Some("string") => json!(12345),
         Some("array") => json!({"not": "an array"}),
         Some("object") => json!([1, 2, 3]),
@@ -144,6 +149,11 @@ async fn every_tool_refuses_hostile_input_and_the_server_loses_nothing() {
             "{name}: the server stopped answering: {stats}"
         );
     }
+    // Arrays of anything are legal JSON for `messages`; what is not a message is named.
+    id += 1;
+    let v = raw.call(id, "compact_preview", json!({"messages": [[["nested", {"wrong": true}]]]})).await;
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert!(v["result"]["content"][0]["text"].as_str().unwrap().contains("messages[0] is not a message"), "{v}");
     id += 1;
     let got = raw.call(id, "response_cache_get", json!({"tool": "Grep", "args": {"pattern": "kept"}})).await;
     assert_eq!(got["result"]["structuredContent"]["status"], "hit", "{got}");
