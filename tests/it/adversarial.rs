@@ -172,7 +172,7 @@ fn hostile_http_bodies_are_refused_and_the_server_goes_on() {
     let mut bad_utf8 = init.clone().into_bytes();
     bad_utf8.splice(10..10, [0xff, 0xfe]);
     let bodies: Vec<(&str, Vec<u8>)> = vec![
-        ("malformed JSON", init[..init.len() - 5].as_bytes().to_vec()),
+        ("malformed JSON", init.as_bytes()[..init.len() - 5].to_vec()),
         ("100k-deep nesting", deep.into_bytes()),
         ("invalid UTF-8", bad_utf8),
         ("wrong JSON-RPC shape", br#"{"jsonrpc":"2.0","id":[1],"method":{"x":1}}"#.to_vec()),

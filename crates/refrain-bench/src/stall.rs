@@ -34,7 +34,7 @@ pub struct StallArgs {
 
 /// One `refrain serve` over stdio, spoken to line by line.
 struct Serve {
-    child: Child,
+    _child: Child,
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
     next_id: u64,
@@ -57,7 +57,7 @@ impl Serve {
             .with_context(|| format!("cannot run {}", bin.display()))?;
         let stdin = child.stdin.take().context("stdin")?;
         let lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
-        let mut s = Serve { child, stdin, lines, next_id: 1 };
+        let mut s = Serve { _child: child, stdin, lines, next_id: 1 };
         s.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "refrain-bench", "version": "0"}})).await?;
         s.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
         Ok(s)
