@@ -228,3 +228,27 @@ async fn a_request_past_its_deadline_is_answered_and_the_next_is_served() {
     assert!(started.elapsed() < Duration::from_secs(30), "answered after {:?}", started.elapsed());
     assert_kept(&s).await;
 }
+
+/// Many agents hitting one entry at once: every hit is counted (the counters and the entry's
+/// usage row are atomic updates) and the entry stays served.
+#[tokio::test]
+async fn concurrent_hits_from_many_clients_lose_no_count() {
+    let env = Env::without_model();
+    let owner = env.serve().await;
+    owner.ok("response_cache_put", kept_put()).await;
+    let mut clients = vec![owner];
+    for _ in 0..5 {
+        clients.push(env.serve().await);
+    }
+    let per_client = 30;
+    let runs = clients.iter().map(|s| async move {
+        for _ in 0..per_client {
+            let got = s.ok("response_cache_get", json!({"tool": "Grep", "args": {"pattern": "kept"}})).await;
+            assert_eq!(got["status"], "hit", "{got}");
+        }
+    });
+    tokio::time::timeout(Duration::from_secs(180), futures::future::join_all(runs)).await.expect("hits in time");
+    let stats = clients[0].ok("cache_stats", json!({})).await;
+    assert_eq!(stats["counters"]["results"]["hits"], (clients.len() * per_client) as u64, "{stats}");
+    assert_kept(&clients[3]).await;
+}
