@@ -11,6 +11,7 @@ mod families;
 mod load;
 mod measure;
 mod preload;
+mod stall;
 mod work;
 
 use clap::Parser;

@@ -43,6 +43,8 @@ pub enum Scenario {
     Crash(fault::CrashArgs),
     /// Stdio and HTTP clients on one project at once, mixed reads and writes, the owner killed midway.
     Load(fault::LoadArgs),
+    /// The latency of a cheap request while another client sends the slowest legal request.
+    Stall(crate::stall::StallArgs),
 }
 
 /// Runs the benchmark and prints its table.
@@ -60,6 +62,10 @@ pub fn run(global: &GlobalArgs, scenario: Scenario) -> anyhow::Result<ExitCode> 
         Scenario::All(a) => all::run(global, a),
         Scenario::Crash(a) => fault::run_crash(global, a),
         Scenario::Load(a) => fault::run_load(global, a),
+        Scenario::Stall(a) => {
+            tokio::runtime::Runtime::new()?.block_on(crate::stall::run(a))?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
