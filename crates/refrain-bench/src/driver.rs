@@ -97,7 +97,7 @@ impl Spawned {
 
     /// Waits until the model finished loading (ready or unavailable); returns the state.
     pub async fn wait_model(&self) -> anyhow::Result<String> {
-        for _ in 0..600 {
+        for _ in 0..3000 {
             let s = self.ok("cache_stats", serde_json::json!({})).await?;
             let state = s["model"]["state"].as_str().unwrap_or("").to_string();
             if state != "loading" {
@@ -105,7 +105,7 @@ impl Spawned {
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
-        anyhow::bail!("model still loading after 12 s")
+        anyhow::bail!("model still loading after 60 s")
     }
 
     /// The process id.

@@ -15,7 +15,7 @@ pub struct AllArgs {
     /// Store sizes (plans and results each).
     #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
     sizes: Vec<usize>,
-    /// Add 100k entries to the sizes; slow (the server builds two 100k-vector graphs at startup).
+    /// Add 100k entries to the sizes (the preload builds two 100k-vector graphs; minutes).
     #[arg(long)]
     large: bool,
     /// Timed calls per measure.
