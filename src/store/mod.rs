@@ -2,8 +2,10 @@
 //!
 //! One sled tree per record kind (names in `trees`), order-preserving keys built in `keys`, values
 //! written as a format-version byte followed by JSON so old databases stay readable. Writes are
-//! buffered by sled; callers acknowledge a write only after `flush`.
+//! buffered by sled; callers acknowledge a write only after `flush` (shared by concurrent writers,
+//! with usage counters batched in memory: `commit`).
 
+mod commit;
 pub mod keys;
 pub mod trees;
 pub mod tx;
@@ -70,6 +72,8 @@ pub struct Store {
     path: PathBuf,
     /// Size on disk above which writes are refused (0: no limit).
     limit: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Group commit and batched counters.
+    commit: std::sync::Arc<commit::Commit>,
 }
 
 impl std::fmt::Debug for Store {
@@ -82,7 +86,8 @@ impl Store {
     /// Opens (or creates) the database in `dir`.
     pub fn open(dir: &Path) -> Result<Store> {
         let db = sled::Config::new().path(dir).cache_capacity(64 * 1024 * 1024).open().map_err(|e| classify(dir, e))?;
-        Ok(Store { db, path: dir.to_path_buf(), limit: Default::default() })
+        let commit = std::sync::Arc::new(commit::Commit::new(db.clone()));
+        Ok(Store { db, path: dir.to_path_buf(), limit: Default::default(), commit })
     }
 
     /// Refuses writes once the store occupies more than `bytes` on disk (0: no limit).
@@ -277,24 +282,12 @@ impl Store {
         Ok(self.db.generate_id()?)
     }
 
-    /// Makes every buffered write durable. Call before acknowledging a write.
+    /// Makes every buffered write (and the batched counters) durable. Call before acknowledging
+    /// a write; async code calls `flush_async`.
     pub fn flush(&self) -> Result<()> {
+        self.write_counters()?;
         self.db.flush()?;
         Ok(())
-    }
-
-    /// `flush` without blocking the async runtime. A blocking flush on the blocking pool, not
-    /// sled's own `flush_async`: concurrent `flush_async` calls can deadlock in sled 0.34
-    /// (spacejam/sled#1308, seen here as every request stalling with 16 busy clients).
-    pub async fn flush_async(&self) -> Result<()> {
-        let db = self.db.clone();
-        match tokio::task::spawn_blocking(move || db.flush()).await {
-            Ok(r) => {
-                r?;
-                Ok(())
-            }
-            Err(e) => Err(sled::Error::ReportableBug(format!("store flush task failed: {e}")).into()),
-        }
     }
 
     /// Bytes the database occupies on disk.
