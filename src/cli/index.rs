@@ -41,6 +41,10 @@ pub fn run(global: &GlobalArgs, args: IndexArgs) -> anyhow::Result<ExitCode> {
     let report = runtime.block_on(async move {
         let root = project.root.display().to_string();
         let link = Link::open(project, sourced.config).await?;
+        // Owns the store when no server does; follows (and is refused below) when one does.
+        if let Some(Err(e)) = link.establish_in_background(std::time::Duration::from_secs(30)).await {
+            return Err(e.into());
+        }
         let Some(app) = link.local_app().await else { return Err(Owned { project: root }.into()) };
         let index = app.index().await?;
         let started = Instant::now();
