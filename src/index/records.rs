@@ -104,8 +104,14 @@ pub fn scan(store: &Store, tag: &Tag, mut f: impl FnMut(u64, &[i8])) -> store::R
 }
 
 /// Converts format-1 records (f32 vectors keyed by id alone) into codes under their scope's
-/// tag. Returns how many were converted; the caller flushes.
+/// tag, once per store (a marker in `meta` says it is done). Returns how many were converted;
+/// the caller flushes.
 pub fn migrate(store: &Store) -> store::Result<usize> {
+    // Checked once per store, not on every open: the check reads every stored vector.
+    let done = Key::new().text("index-format").into_bytes();
+    if store.get::<u8>(trees::META, &done)? == Some(FORMAT) {
+        return Ok(0);
+    }
     let mut old: Vec<Vec<u8>> = Vec::new();
     store.for_each_bytes(trees::VECTORS, |k, _| {
         if k.len() == 8 {
@@ -121,6 +127,10 @@ pub fn migrate(store: &Store) -> store::Result<usize> {
             n += 1;
         }
         store.remove(trees::VECTORS, &k)?;
+    }
+    // Best effort (a full store refuses it): without the marker the next open checks again.
+    if let Err(e) = store.put(trees::META, &done, &FORMAT) {
+        tracing::debug!(error = %e, "index format marker not written");
     }
     Ok(n)
 }
