@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CacheStatsParams {
-    /// Only report this area: `plans`, `results` or `all` (default).
+    /// Only report this area: `plans`, `results`, `prompt`, `dedup` or `all` (default).
     #[serde(default)]
     pub area: Option<String>,
 }
@@ -67,7 +67,7 @@ impl Refrain {
             records.insert(t.0.to_string(), app.store.len(t).map_err(|e| internal(e.to_string()))?);
         }
         let areas: Vec<&str> = match p.area.as_deref() {
-            None | Some("all") => vec!["plans", "results", "prompt"],
+            None | Some("all") => vec!["plans", "results", "prompt", "dedup"],
             Some(a) => vec![a],
         };
         let mut counters = BTreeMap::new();
