@@ -66,7 +66,8 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Preview a cache-aware compaction of a transcript.
     Compact(compact::CompactArgs),
-    /// Register refrain (MCP server and hooks) with Claude Code, Codex and Cursor.
+    /// Register refrain (MCP server and hooks) with Claude Code, Codex, Gemini CLI, Qwen Code,
+    /// opencode and Cursor.
     Install(install::InstallArgs),
     /// Remove exactly what `install` added.
     Uninstall(install::UninstallArgs),

@@ -107,6 +107,11 @@ pub async fn respond(
             Some(answer::serve_cached(agent, tool, &cached))
         }
         Event::PreCompact | Event::PostCompact => {
+            // Gemini CLI fires PreCompress (auto) before every request, compressing or not: only a
+            // manual /compress says something.
+            if agent == Agent::Gemini && payload.trigger.as_deref() != Some("manual") {
+                return None;
+            }
             if let Some(j) = &journal {
                 let _ = j.append(&journal::Entry::Compacted);
             }
