@@ -17,6 +17,7 @@ mod explain;
 mod hook;
 mod install;
 mod plans;
+mod runtime_env;
 mod serve;
 
 use crate::config::{Config, Overrides, Sourced};
@@ -77,6 +78,7 @@ enum Command {
 
 /// Parses the command line and runs the command.
 pub fn main() -> anyhow::Result<ExitCode> {
+    runtime_env::ensure_telemetry_off();
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve::run(&cli.global, args),
