@@ -90,10 +90,18 @@ impl Refrain {
             counters,
             uptime_secs: app.started.elapsed().as_secs(),
         };
-        let text = format!(
+        let mut text = format!(
             "refrain {} for {}: {} plans, {} results, model {}",
             out.version, out.project, out.records["plans"], out.records["responses"], out.model.state
         );
+        if let Some(d) = out.counters.get("dedup").filter(|d| d.get("reads_deduplicated").is_some_and(|n| *n > 0)) {
+            let n = |k: &str| d.get(k).copied().unwrap_or(0);
+            text.push_str(&format!(
+                "; {} repeated reads answered with a note ({} tokens saved)",
+                n("reads_deduplicated"),
+                n("tokens_saved")
+            ));
+        }
         reply(text, &out)
     }
 }

@@ -20,6 +20,7 @@ fn what(key: &ReadKey) -> String {
         },
         Range::Head(n) => format!(" (first {n} lines)"),
         Range::Tail(n) => format!(" (last {n} lines)"),
+        Range::Lines(a, 0) => format!(" (from line {a})"),
         Range::Lines(a, b) => format!(" (lines {a}-{b})"),
     };
     format!("{}{part}", key.path)

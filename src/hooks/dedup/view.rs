@@ -33,7 +33,7 @@ pub enum Range {
     Head(u64),
     /// `tail -n N`.
     Tail(u64),
-    /// `sed -n 'A,Bp'`.
+    /// Lines A to B (`sed -n 'A,Bp'`, a start and end line); B = 0: to the end.
     Lines(u64, u64),
 }
 
@@ -78,6 +78,7 @@ pub fn key(agent: Agent, tool: &str, input: &Value, cwd: &str) -> Option<ReadKey
         let num = |k: &str| input.get(k).and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()));
         let range = match (num(offset), num(limit)) {
             (None, None) => Range::Whole,
+            (a, b) if offset == "start_line" => Range::Lines(a.unwrap_or(1), b.unwrap_or(0)),
             (o, l) => Range::Window(o, l),
         };
         return Some(ReadKey { via: Via::ReadTool, path: absolute(cwd, path), range });

@@ -12,7 +12,10 @@
 mod claude;
 mod clients;
 mod codex;
+mod gemini;
 mod mock;
+mod opencode;
+mod qwen;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -22,6 +25,15 @@ use std::time::{Duration, Instant};
 /// The file each session works on, and its content before the fix.
 const NOTES: &str = "notes.txt";
 const NOTES_BEFORE: &str = "Notes\nteh quick fox\n";
+/// A longer file each first session reads twice: the second read is answered by refrain's note.
+const GUIDE: &str = "guide.md";
+
+/// The guide's content: long enough that a note is much shorter.
+fn guide_text() -> String {
+    let steps: String =
+        (1..=60).map(|i| format!("{i}. Step {i} of the release guide: check the build, run the tests.\n")).collect();
+    format!("# Release guide\n{steps}")
+}
 
 /// A scratch machine: HOME, a git project, refrain's data home and bin dir.
 pub struct Scratch {
@@ -46,6 +58,7 @@ impl Scratch {
         let git = Command::new("git").args(["init", "-q"]).current_dir(&project).status();
         assert!(git.is_ok_and(|s| s.success()), "git is needed for the agent end-to-end tests");
         std::fs::write(project.join(NOTES), NOTES_BEFORE).unwrap();
+        std::fs::write(project.join(GUIDE), guide_text()).unwrap();
         Scratch { _tmp: tmp, home, project, data }
     }
 
@@ -142,17 +155,36 @@ pub fn json_in(text: &str) -> Value {
 /// A second session's checks: the stored plan reached the model as context (with the line asking
 /// for plan_feedback), and the feedback the model sent was counted.
 pub fn assert_plan_handed_back(mock: &mock::Mock, api: mock::Api, plan_id: &str) {
-    let conversation = match api {
-        mock::Api::Anthropic => "messages",
-        mock::Api::Responses => "input",
-    };
+    let conversation = api.conversation();
     assert!(
         mock.saw("plan_feedback with plan_id") && mock.saw(plan_id),
         "the stored plan did not reach the model as context; requests: {:#?}",
         mock.requests().iter().map(|r| r[conversation].clone()).collect::<Vec<_>>()
     );
-    let feedback = results_of(&mock.calls(api), "mcp__refrain__plan_feedback");
-    assert_eq!(feedback[0]["counters"]["successes"], 1, "{}", feedback[0]);
+    let calls = mock.calls(api);
+    let feedback = calls.iter().find(|c| c["name"].as_str().is_some_and(|n| n.ends_with("plan_feedback")));
+    let text = feedback.and_then(|c| c["result"].as_str()).unwrap_or_default();
+    let succeeded = match text.find('{') {
+        Some(_) => json_in(text)["counters"]["successes"] == 1,
+        None => text.contains(": 1 successes"),
+    };
+    assert!(succeeded, "plan_feedback was not counted: {feedback:?}");
+}
+
+/// The guide was read twice in a row: the first read shows it, the second (the `n`th call of
+/// `tool`, counting from 0) carries refrain's note instead of the content.
+pub fn assert_second_read_deduplicated(calls: &[Value], tool: &str) {
+    let reads: Vec<&Value> =
+        calls.iter().filter(|c| c["name"] == tool && c["input"].to_string().contains(GUIDE)).collect();
+    assert!(reads.len() >= 2, "the guide was not read twice with {tool}: {calls:#?}");
+    let first = reads[0]["result"].as_str().unwrap_or_default();
+    let second = reads[1]["result"].as_str().unwrap_or_default();
+    assert!(first.contains("Step 30 of the release guide"), "the first read did not show the file: {first}");
+    assert!(
+        second.contains("[refrain]") && second.contains("unchanged since your read at message"),
+        "the repeated read was not answered by refrain's note: {second}"
+    );
+    assert!(!second.contains("Step 30 of the release guide"), "the repeated read still carried the file: {second}");
 }
 
 /// The results of the calls to `tool`, in order, as JSON.
