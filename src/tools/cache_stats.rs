@@ -91,8 +91,8 @@ impl Refrain {
             uptime_secs: app.started.elapsed().as_secs(),
         };
         let mut text = format!(
-            "refrain {} for {}: {} plans, {} results, model {}",
-            out.version, out.project, out.records["plans"], out.records["responses"], out.model.state
+            "refrain {} for {} (store {}): {} plans, {} results, model {}",
+            out.version, out.project, out.store_path, out.records["plans"], out.records["responses"], out.model.state
         );
         if let Some(d) = out.counters.get("dedup").filter(|d| d.get("reads_deduplicated").is_some_and(|n| *n > 0)) {
             let n = |k: &str| d.get(k).copied().unwrap_or(0);

@@ -2,7 +2,10 @@
 //! stdio, or the library in process). Kept out of the shipped `refrain` binary, which is only the
 //! product.
 
+mod dedup;
+
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Benchmarks and evaluation runners for refrain.
@@ -17,12 +20,24 @@ struct Cli {
 enum Command {
     /// Print the refrain library version this bench was built against.
     Version,
+    /// Replay recorded sessions: reads refrain's read dedup would answer with a note, tokens saved.
+    Dedup {
+        /// Transcript files or directories (default: tests/fixtures/transcripts).
+        paths: Vec<PathBuf>,
+        /// Print the totals as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> anyhow::Result<ExitCode> {
     match Cli::parse().command {
         Command::Version => {
             eprintln!("refrain-bench {}", env!("CARGO_PKG_VERSION"));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Dedup { paths, json } => {
+            dedup::run(&paths, json)?;
             Ok(ExitCode::SUCCESS)
         }
     }

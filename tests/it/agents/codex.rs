@@ -89,6 +89,8 @@ fn codex_sessions_reach_refrain_store_a_plan_and_get_it_back() {
     let script = json!({"steps": [
         {"name": "exec_command", "arguments": {"cmd": "cat notes.txt"}},
         {"name": "mcp__refrain__response_cache_get", "arguments": cat_args()},
+        {"name": "exec_command", "arguments": {"cmd": format!("cat {GUIDE}")}},
+        {"name": "exec_command", "arguments": {"cmd": format!("cat {GUIDE}")}},
         {"name": "apply_patch", "input": patch},
         {"name": "mcp__refrain__response_cache_get", "arguments": cat_args()},
         {"name": "mcp__refrain__cache_stats", "arguments": {}},
@@ -102,12 +104,14 @@ fn codex_sessions_reach_refrain_store_a_plan_and_get_it_back() {
     eprintln!("codex session 1: {} ms", took.as_millis());
     assert!(events.contains("Fixed the typo in notes.txt."), "{events}");
     let calls = mock.calls(Api::Responses);
-    assert_eq!(calls.len(), 5, "the session did not run every scripted step: {calls:#?}");
+    assert_eq!(calls.len(), 7, "the session did not run every scripted step: {calls:#?}");
+    assert_second_read_deduplicated(&calls, "exec_command");
     let gets = results_of(&calls, "mcp__refrain__response_cache_get");
     assert_eq!(gets[0]["status"], "hit", "the shell read was not recorded by the PostToolUse hook: {}", gets[0]);
     assert_eq!(gets[1]["status"], "miss", "apply_patch did not invalidate the recorded read: {}", gets[1]);
     let stats = &results_of(&calls, "mcp__refrain__cache_stats")[0];
     assert_registered_settings_reached_the_server(stats, &s);
+    assert_eq!(stats["counters"]["dedup"]["reads_deduplicated"], 1, "the dedup was not counted: {stats}");
     assert_eq!(std::fs::read_to_string(s.project.join(NOTES)).unwrap(), "Notes\nthe quick fox\n");
 
     let plans = s.plans();

@@ -48,10 +48,6 @@ fn cache_get_notes() -> Value {
     json!({"namespace": "hooks/gemini-cli", "tool": "read_file", "args": {"file_path": NOTES}})
 }
 
-fn text_of(calls: &[Value], tool: &str) -> Vec<String> {
-    calls.iter().filter(|c| c["name"] == tool).map(|c| c["result"].as_str().unwrap_or_default().to_string()).collect()
-}
-
 #[test]
 fn gemini_cli_sessions_reach_refrain_dedup_a_read_store_a_plan_and_get_it_back() {
     if opted_out("gemini_cli_sessions_reach_refrain_dedup_a_read_store_a_plan_and_get_it_back") {
@@ -80,11 +76,10 @@ fn gemini_cli_sessions_reach_refrain_dedup_a_read_store_a_plan_and_get_it_back()
     let calls = mock.calls(Api::Gemini);
     assert_eq!(calls.len(), 7, "the session did not run every scripted step: {calls:#?}");
     assert_second_read_deduplicated(&calls, "read_file");
-    let gets = text_of(&calls, "mcp_refrain_response_cache_get");
+    let gets = texts_of(&calls, "mcp_refrain_response_cache_get");
     assert!(gets[0].starts_with("hit"), "the AfterTool hook did not record the read: {}", gets[0]);
     assert!(gets[1].starts_with("miss"), "the replace did not invalidate the recorded read: {}", gets[1]);
-    let stats = &text_of(&calls, "mcp_refrain_cache_stats")[0];
-    assert!(stats.contains("1 repeated reads answered with a note"), "the dedup was not counted: {stats}");
+    assert_stats_text(&texts_of(&calls, "mcp_refrain_cache_stats")[0], &s);
     assert_eq!(std::fs::read_to_string(s.project.join(NOTES)).unwrap(), "Notes\nthe quick fox\n");
 
     let plans = s.plans();

@@ -187,6 +187,30 @@ pub fn assert_second_read_deduplicated(calls: &[Value], tool: &str) {
     assert!(!second.contains("Step 30 of the release guide"), "the repeated read still carried the file: {second}");
 }
 
+/// The result texts of the calls to `tool`, in order, without the wrapper some agents put around
+/// MCP results (Gemini CLI's `<untrusted_context>`): for agents that show the model only the text.
+pub fn texts_of(calls: &[Value], tool: &str) -> Vec<String> {
+    calls
+        .iter()
+        .filter(|c| c["name"] == tool)
+        .map(|c| {
+            let t = c["result"].as_str().unwrap_or_default().trim();
+            let t = t.strip_prefix("<untrusted_context>").unwrap_or(t);
+            t.strip_suffix("</untrusted_context>").unwrap_or(t).trim().to_string()
+        })
+        .collect()
+}
+
+/// The same checks as `assert_registered_settings_reached_the_server`, on cache_stats' text.
+pub fn assert_stats_text(text: &str, s: &Scratch) {
+    assert!(
+        text.contains(&format!("(store {}", s.data.display())),
+        "the agent's server did not use REFRAIN_HOME: {text}"
+    );
+    assert!(!text.contains("model unavailable"), "the agent's server did not find the model: {text}");
+    assert!(text.contains("1 repeated reads answered with a note"), "the dedup was not counted: {text}");
+}
+
 /// The results of the calls to `tool`, in order, as JSON.
 pub fn results_of(calls: &[Value], tool: &str) -> Vec<Value> {
     calls.iter().filter(|c| c["name"] == tool).map(|c| json_in(c["result"].as_str().unwrap_or_default())).collect()

@@ -99,12 +99,11 @@ fn opencode_sessions_reach_refrain_dedup_a_read_store_a_plan_and_get_it_back() {
     let calls = mock.calls(Api::Chat);
     assert_eq!(calls.len(), 7, "the session did not run every scripted step: {calls:#?}");
     assert_second_read_deduplicated(&calls, "read");
-    let gets = results_of(&calls, "refrain_response_cache_get");
-    assert_eq!(gets[0]["status"], "hit", "the plugin did not record the read: {}", gets[0]);
-    assert_eq!(gets[1]["status"], "miss", "the edit did not invalidate the recorded read: {}", gets[1]);
-    let stats = &results_of(&calls, "refrain_cache_stats")[0];
-    assert_registered_settings_reached_the_server(stats, &s);
-    assert_eq!(stats["counters"]["dedup"]["reads_deduplicated"], 1, "the dedup was not counted: {stats}");
+    // opencode shows the model the text of MCP results only.
+    let gets = texts_of(&calls, "refrain_response_cache_get");
+    assert!(gets[0].starts_with("hit"), "the plugin did not record the read: {}", gets[0]);
+    assert!(gets[1].starts_with("miss"), "the edit did not invalidate the recorded read: {}", gets[1]);
+    assert_stats_text(&texts_of(&calls, "refrain_cache_stats")[0], &s);
     assert_eq!(std::fs::read_to_string(s.project.join(NOTES)).unwrap(), "Notes\nthe quick fox\n");
 
     let plans = plans_after_idle(&s);
