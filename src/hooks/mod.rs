@@ -171,6 +171,9 @@ fn cursor_runs_its_own(payload: &Payload, home: Option<&Path>) -> bool {
 }
 
 #[cfg(test)]
+mod cursor_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;

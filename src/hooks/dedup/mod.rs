@@ -107,3 +107,82 @@ pub fn read_lines(path: &str) -> Option<Vec<Value>> {
     }
     Some(BufReader::new(file).lines().map_while(Result::ok).filter_map(|l| serde_json::from_str(&l).ok()).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A Claude Code transcript holding one Read of `path` that showed `content`, then the
+    /// assistant entry asking for the next Read (call `t2`).
+    fn transcript(dir: &std::path::Path, path: &str, content: &str, extra: &[Value]) -> String {
+        let mut lines = vec![
+            json!({"type": "user", "uuid": "u0", "parentUuid": null, "message": {"content": "look at the guide"}}),
+            json!({"type": "assistant", "uuid": "a1", "parentUuid": "u0", "message": {"content": [
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": path}}]}}),
+            json!({"type": "user", "uuid": "r1", "parentUuid": "a1", "message": {"content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": content}]},
+                "toolUseResult": {"type": "text", "file": {"filePath": path, "content": content}}}),
+        ];
+        lines.extend(extra.iter().cloned());
+        let parent = lines.last().and_then(|l| l["uuid"].as_str()).unwrap_or("r1").to_string();
+        lines.push(json!({"type": "assistant", "uuid": "a2", "parentUuid": parent, "message": {"content": [
+            {"type": "tool_use", "id": "t2", "name": "Read", "input": {"file_path": path}}]}}));
+        let file = dir.join("t.jsonl");
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&file, text).unwrap();
+        file.to_string_lossy().into_owned()
+    }
+
+    fn read_payload(transcript: &str, path: &str, content: &str, input: Value) -> Payload {
+        Payload {
+            transcript_path: Some(transcript.into()),
+            cwd: Some("/p".into()),
+            tool_name: Some("Read".into()),
+            tool_input: Some(input),
+            tool_response: Some(json!({"type": "text", "file": {"filePath": path, "content": content}})),
+            tool_use_id: Some("t2".into()),
+            ..Payload::default()
+        }
+    }
+
+    fn guide(n: usize) -> String {
+        (1..=n).map(|i| format!("line {i} of the guide, long enough to be worth a note\n")).collect()
+    }
+
+    #[test]
+    fn an_unchanged_reread_gets_a_note_and_a_small_change_a_diff() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = transcript(dir.path(), "/p/g.md", &guide(40), &[]);
+        let d = decide(Agent::Claude, &read_payload(&t, "/p/g.md", &guide(40), json!({"file_path": "/p/g.md"})), None)
+            .unwrap();
+        assert!(d.note.contains("unchanged since your read at message 3; 40 lines"), "{}", d.note);
+        assert!(!d.changed && d.tokens_saved > 300, "{d:?}");
+        let edited = guide(40).replace("line 7 of", "line seven of");
+        let d = decide(Agent::Claude, &read_payload(&t, "/p/g.md", &edited, json!({"file_path": "/p/g.md"})), None)
+            .unwrap();
+        assert!(d.changed && d.note.contains("+line seven of the guide"), "{}", d.note);
+    }
+
+    #[test]
+    fn no_note_for_another_range_after_a_compaction_or_when_nothing_was_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = transcript(dir.path(), "/p/g.md", &guide(40), &[]);
+        let part = json!({"file_path": "/p/g.md", "offset": 5, "limit": 10});
+        assert_eq!(decide(Agent::Claude, &read_payload(&t, "/p/g.md", &guide(10), part), None), None);
+        let compacted = [
+            json!({"type": "system", "subtype": "compact_boundary", "uuid": "c1", "parentUuid": null}),
+            json!({"type": "user", "uuid": "s1", "parentUuid": "c1", "isCompactSummary": true, "message": {"content": "summary"}}),
+        ];
+        let t = transcript(dir.path(), "/p/g.md", &guide(40), &compacted);
+        assert_eq!(
+            decide(Agent::Claude, &read_payload(&t, "/p/g.md", &guide(40), json!({"file_path": "/p/g.md"})), None),
+            None
+        );
+        let other = transcript(dir.path(), "/p/other.md", &guide(40), &[]);
+        assert_eq!(
+            decide(Agent::Claude, &read_payload(&other, "/p/g.md", &guide(40), json!({"file_path": "/p/g.md"})), None),
+            None
+        );
+    }
+}
