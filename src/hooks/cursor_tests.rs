@@ -176,7 +176,7 @@ fn read_dedup_is_off_when_the_config_says_so() {
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     let caller = Fake { answers: vec![], seen: RefCell::new(Vec::new()) };
-    let mut call = |id: &str, on: bool| {
+    let call = |id: &str, on: bool| {
         let p = Payload { tool_use_id: Some(id.into()), ..read.clone() };
         rt.block_on(respond(Agent::Opencode, Event::PostToolUse, &p, &ctx(on), &caller))
     };
