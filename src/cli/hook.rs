@@ -1,10 +1,12 @@
 //! `refrain hook <agent> <event>`: answer an agent hook from the payload on stdin.
 //!
 //! Never blocks or breaks the agent: everything runs under `hooks.timeout_ms`, and any failure
-//! (malformed payload, no store, unknown tool, timeout) ends in exit 0 with no output. Stdout
-//! carries only the answer: fd 1 points at stderr while refrain works. The link to the store is
-//! made on the first tool call only, so an answer that needs no store (a read dedup note) never
-//! waits for one.
+//! (malformed payload, no store, unknown tool, timeout) ends in exit 0 with no output. A hook only
+//! ever follows the `refrain serve` that owns the project's store; with none running it does
+//! nothing that needs the store (a file the agent wrote meanwhile is caught by the freshness check
+//! on the next get). The link is made on the first tool call only, so an answer that needs no store
+//! (a read dedup note) never waits for one. Stdout carries only the answer: fd 1 points at stderr
+//! while refrain works.
 
 use super::GlobalArgs;
 use crate::hooks::{self, Agent, Caller, Context, Event, Payload};
@@ -29,7 +31,7 @@ pub struct HookArgs {
     event: String,
 }
 
-/// Reaches refrain's tools through the project's owner, linking on first use.
+/// Reaches refrain's tools through the project's running owner, linking on first use.
 struct LinkCaller {
     project: crate::project::Project,
     config: crate::config::Config,
@@ -39,7 +41,7 @@ struct LinkCaller {
 impl LinkCaller {
     async fn link(&self) -> Option<&Arc<Link>> {
         let open = || async {
-            Link::open(self.project.clone(), self.config.clone())
+            Link::follow(self.project.clone(), self.config.clone())
                 .await
                 .map_err(|e| tracing::debug!(error = %e, "no store link"))
                 .ok()

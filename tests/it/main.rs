@@ -3,16 +3,20 @@
 // Test helpers outside #[test] functions may fail loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod adversarial;
 mod agents;
 mod fault;
 mod hook;
 mod http;
 mod install;
 mod limits;
+mod paths;
 mod plan;
 mod prompt;
 mod python_sdk;
 mod results;
+mod robust;
 mod security;
 mod server;
 mod support;
+mod trust;

@@ -3,6 +3,7 @@
 //! product.
 
 mod dedup;
+mod stall;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -28,6 +29,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The latency of a cheap request while another client sends the slowest legal request.
+    Stall(stall::StallArgs),
 }
 
 fn main() -> anyhow::Result<ExitCode> {
@@ -38,6 +41,10 @@ fn main() -> anyhow::Result<ExitCode> {
         }
         Command::Dedup { paths, json } => {
             dedup::run(&paths, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Stall(args) => {
+            tokio::runtime::Runtime::new()?.block_on(stall::run(args))?;
             Ok(ExitCode::SUCCESS)
         }
     }
