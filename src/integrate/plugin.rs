@@ -55,11 +55,13 @@ function partId() {{
   return "prt_" + time + rest;
 }}
 
-export const RefrainPlugin = async ({{ directory }}) => ({{
+export const RefrainPlugin = async ({{ directory, client }}) => ({{
   "chat.message": async (input, output) => {{
     const parts = output.parts || [];
     const prompt = parts.filter((p) => p.type === "text" && !p.synthetic).map((p) => p.text).join("\n");
     if (!prompt.trim()) return;
+    // opencode starts its MCP servers after the first prompt; refrain's hook needs refrain's running.
+    try {{ await client.mcp.status(); }} catch {{}}
     const answer = await hook("chat.message", {{ session_id: input.sessionID, cwd: directory, prompt }});
     if (answer && typeof answer.context === "string") {{
       const messageID = (output.message && output.message.id) || input.messageID;

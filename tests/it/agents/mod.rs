@@ -1,7 +1,8 @@
-//! End to end with the real agents, offline: Claude Code and Codex CLI (installed from npm at
-//! pinned versions, see `clients`) run sessions in a scratch HOME and git project where refrain
-//! was installed by `./install.sh`, against refrain's mock model servers on loopback. The model is
-//! scripted to call the agent's own tools (task list, Read/shell, Edit/apply_patch) and refrain's;
+//! End to end with the real agents, offline: Claude Code, Codex CLI, Gemini CLI, opencode and Qwen
+//! Code (installed from npm at pinned versions, see `clients`) run sessions in a scratch HOME and
+//! git project where refrain was installed by `./install.sh`, against refrain's mock model servers
+//! on loopback. The model is scripted to call the agent's own tools (task list, Read/shell,
+//! Edit/apply_patch/replace) and refrain's;
 //! the tests check what reached refrain, what the hooks stored, and what the model was sent.
 //!
 //! The agents are started with a cleared environment, so the server and hooks they start find

@@ -1,5 +1,7 @@
-//! opencode (1.18.33) end to end: two `opencode run` sessions through refrain's plugin, against
-//! refrain's OpenAI-compatible mock on loopback.
+//! opencode (1.18.33) end to end: two sessions through refrain's plugin, against refrain's
+//! OpenAI-compatible mock on loopback. Each runs `opencode run --attach` on an `opencode serve`,
+//! which stays up after the turn as the TUI does: a one-shot `opencode run` stops refrain's server
+//! as the session goes idle, before the plugin's end-of-turn hook can store the turn.
 //!
 //! opencode is pointed at the mock through its bundled openai-compatible provider with a local
 //! `baseURL`. Offline settings: no models.dev fetch, no autoupdate, no sharing, no LSP downloads,
@@ -35,12 +37,11 @@ fn repoint(s: &Scratch, port: u16) {
     std::fs::write(file, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
 }
 
-/// Runs `opencode run PROMPT` in the project; returns stdout and the wall time.
-fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
+/// opencode's environment for an offline test machine.
+fn opencode(s: &Scratch, args: &[&str]) -> Command {
     let clients = Clients::get();
     let mut cmd = Command::new(clients.bin("opencode"));
-    cmd.args(["run", "--format", "json"])
-        .args(prompt.split_whitespace())
+    cmd.args(args)
         .current_dir(&s.project)
         .env_clear()
         .env("PATH", clients.path())
@@ -52,14 +53,53 @@ fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
         .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
         .env("OPENCODE_DISABLE_CLAUDE_CODE", "1")
         .env("npm_config_offline", "true");
-    let (out, took) = run_agent(cmd, &mock.log.join("opencode"), Duration::from_secs(150));
+    cmd
+}
+
+/// A running `opencode serve` on a loopback port; killed on drop.
+struct Server {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Server {
+    fn start(s: &Scratch, log: &Path) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        std::fs::create_dir_all(log).unwrap();
+        let child = opencode(s, &["serve", "--hostname", "127.0.0.1", "--port", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(log.join("serve.stdout")).unwrap())
+            .stderr(std::fs::File::create(log.join("serve.stderr")).unwrap())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(60), "opencode serve did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Server { child, url: format!("http://127.0.0.1:{port}") }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `opencode run --attach URL PROMPT` in the project; returns stdout and the wall time.
+fn session(s: &Scratch, server: &Server, mock: &Mock, prompt: &str) -> (String, Duration) {
+    let mut args = vec!["run", "--attach", &server.url, "--format", "json"];
+    args.extend(prompt.split_whitespace());
+    let (out, took) = run_agent(opencode(s, &args), &mock.log.join("opencode"), Duration::from_secs(150));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "opencode failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
     (stdout, took)
 }
 
-/// The plans stored, waiting a little: opencode ends its run as soon as the session is idle, and
-/// the plugin's idle hook may still be storing the turn.
+/// The plans stored, waiting a little: `opencode run` ends as soon as the session is idle, and the
+/// plugin's idle hook may still be storing the turn.
 fn plans_after_idle(s: &Scratch) -> Vec<String> {
     let started = std::time::Instant::now();
     loop {
@@ -94,7 +134,8 @@ fn opencode_sessions_reach_refrain_dedup_a_read_store_a_plan_and_get_it_back() {
     let log = s.install("opencode");
     assert!(log.contains("opencode.json") && log.contains("plugin/refrain.js"), "{log}");
 
-    let (_, took) = session(&s, &mock, "Fix the typo in notes.txt");
+    let server = Server::start(&s, &mock.log.join("serve"));
+    let (_, took) = session(&s, &server, &mock, "Fix the typo in notes.txt");
     eprintln!("opencode session 1: {} ms", took.as_millis());
     let calls = mock.calls(Api::Chat);
     assert_eq!(calls.len(), 7, "the session did not run every scripted step: {calls:#?}");
@@ -110,13 +151,15 @@ fn opencode_sessions_reach_refrain_dedup_a_read_store_a_plan_and_get_it_back() {
     assert_eq!(plans.len(), 1, "the session.idle hook stored no plan: {plans:?}");
     assert!(plans[0].contains("Fix the typo in notes.txt"), "{plans:?}");
     let plan_id = plans[0].split_whitespace().next().unwrap().to_string();
+    drop(server);
 
     let script = json!({"steps": [
         {"name": "refrain_plan_feedback", "arguments": {"plan_id": plan_id, "outcome": "success"}},
     ], "final": "Done."});
     let mock2 = Mock::start(Api::Chat, &tmp.path().join("s2"), &script);
     repoint(&s, mock2.port);
-    let (_, took) = session(&s, &mock2, "Please fix the typo in notes.txt");
+    let server = Server::start(&s, &mock2.log.join("serve"));
+    let (_, took) = session(&s, &server, &mock2, "Please fix the typo in notes.txt");
     eprintln!("opencode session 2: {} ms", took.as_millis());
     assert_plan_handed_back(&mock2, Api::Chat, &plan_id);
 }
