@@ -16,7 +16,8 @@ fn catalog() -> Vec<u8> {
     std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/mock_catalog.json")).unwrap()
 }
 
-/// Writes ~/.codex/config.toml pointing Codex at the mock (before install.sh adds refrain to it).
+/// Writes ~/.codex/config.toml pointing Codex at the mock (before install.sh adds refrain to it),
+/// with the plugin feature off: Codex would otherwise sync its plugin marketplace from GitHub.
 fn configure(s: &Scratch, port: u16) {
     let dir = s.home.join(".codex");
     std::fs::create_dir_all(&dir).unwrap();
@@ -25,7 +26,9 @@ fn configure(s: &Scratch, port: u16) {
     let config = format!(
         "# the mock model server of refrain's tests\nmodel = \"mock-model\"\nmodel_provider = \"mock\"\n\
          model_catalog_json = \"{}\"\n\n[model_providers.mock]\nname = \"mock\"\n\
-         base_url = \"http://127.0.0.1:{port}/v1\"\nwire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n",
+         base_url = \"http://127.0.0.1:{port}/v1\"\nwire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n\n\
+         # no plugin marketplace sync (it runs git ls-remote on github.com at startup)\n\
+         [features]\nplugins = false\n",
         catalog_file.display()
     );
     std::fs::write(dir.join("config.toml"), config).unwrap();
