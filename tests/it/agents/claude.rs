@@ -22,7 +22,7 @@ fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
         .env("ANTHROPIC_API_KEY", "sk-ant-offline-test")
         .env("ENABLE_TOOL_SEARCH", "false")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-    let (out, took) = run_agent(cmd, &mock.log.join("claude"), Duration::from_secs(120));
+    let (out, took) = run_agent(cmd, &mock.log.join("claude"), SESSION_LIMIT);
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "claude failed: {stderr}\n{stdout}");
     // Claude Code validates tool schemas with ajv and complains about non-standard formats.

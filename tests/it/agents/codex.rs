@@ -70,7 +70,7 @@ fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
         "--dangerously-bypass-approvals-and-sandbox",
         prompt,
     ];
-    let (out, took) = run_agent(codex(s, &args), &mock.log.join("codex"), Duration::from_secs(120));
+    let (out, took) = run_agent(codex(s, &args), &mock.log.join("codex"), SESSION_LIMIT);
     let events = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "codex failed: {}\n{events}", String::from_utf8_lossy(&out.stderr));
     (events, took)

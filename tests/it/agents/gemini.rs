@@ -38,7 +38,7 @@ fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
         .env("HOME", &s.home)
         .env("GOOGLE_GEMINI_BASE_URL", format!("http://127.0.0.1:{}", mock.port))
         .env("GEMINI_API_KEY", "offline-test");
-    let (out, took) = run_agent(cmd, &mock.log.join("gemini"), Duration::from_secs(120));
+    let (out, took) = run_agent(cmd, &mock.log.join("gemini"), SESSION_LIMIT);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "gemini failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
     (stdout, took)

@@ -23,6 +23,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// How long one agent session may take: a guard against a hung agent, not a speed target. On a
+/// 2-core machine shared with other builds, sessions took up to 83 s at load ~15 and went past
+/// 150 s at load ~20.
+pub const SESSION_LIMIT: Duration = Duration::from_secs(360);
+
 /// The file each session works on, and its content before the fix.
 const NOTES: &str = "notes.txt";
 const NOTES_BEFORE: &str = "Notes\nteh quick fox\n";

@@ -92,7 +92,7 @@ impl Drop for Server {
 fn session(s: &Scratch, server: &Server, mock: &Mock, prompt: &str) -> (String, Duration) {
     let mut args = vec!["run", "--attach", &server.url, "--format", "json"];
     args.extend(prompt.split_whitespace());
-    let (out, took) = run_agent(opencode(s, &args), &mock.log.join("opencode"), Duration::from_secs(150));
+    let (out, took) = run_agent(opencode(s, &args), &mock.log.join("opencode"), SESSION_LIMIT);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "opencode failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
     (stdout, took)

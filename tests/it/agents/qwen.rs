@@ -45,7 +45,7 @@ fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
         .env("OPENAI_API_KEY", "offline-test")
         .env("OPENAI_MODEL", "mock-model")
         .env("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1");
-    let (out, took) = run_agent(cmd, &mock.log.join("qwen"), Duration::from_secs(150));
+    let (out, took) = run_agent(cmd, &mock.log.join("qwen"), SESSION_LIMIT);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "qwen failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
     (stdout, took)
