@@ -10,6 +10,7 @@ mod hook;
 mod index;
 mod install;
 mod plans;
+mod runtime_env;
 mod serve;
 mod trust_cmd;
 
@@ -62,7 +63,8 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Preview a cache-aware compaction of a transcript.
     Compact(compact::CompactArgs),
-    /// Register refrain (MCP server and hooks) with Claude Code, Codex and Cursor.
+    /// Register refrain (MCP server and hooks) with Claude Code, Codex, Gemini CLI, Qwen Code,
+    /// opencode and Cursor.
     Install(install::InstallArgs),
     /// Remove exactly what `install` added.
     Uninstall(install::UninstallArgs),
@@ -74,6 +76,7 @@ enum Command {
 
 /// Parses the command line and runs the command.
 pub fn main() -> anyhow::Result<ExitCode> {
+    runtime_env::ensure_telemetry_off();
     let cli = Cli::parse();
     check_patterns()?;
     match cli.command {

@@ -6,6 +6,7 @@ mod all;
 mod cmd;
 mod core;
 mod crash;
+mod dedup;
 mod driver;
 mod families;
 mod load;

@@ -45,6 +45,14 @@ pub enum Scenario {
     Load(fault::LoadArgs),
     /// The latency of a cheap request while another client sends the slowest legal request.
     Stall(crate::stall::StallArgs),
+    /// Replay recorded sessions: reads refrain's read dedup would answer with a note, tokens saved.
+    Dedup {
+        /// Transcript files or directories (default: tests/fixtures/transcripts).
+        paths: Vec<PathBuf>,
+        /// Print the totals as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Runs the benchmark and prints its table.
@@ -62,6 +70,10 @@ pub fn run(global: &GlobalArgs, scenario: Scenario) -> anyhow::Result<ExitCode> 
         Scenario::All(a) => all::run(global, a),
         Scenario::Crash(a) => fault::run_crash(global, a),
         Scenario::Load(a) => fault::run_load(global, a),
+        Scenario::Dedup { paths, json } => {
+            crate::dedup::run(&paths, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Scenario::Stall(a) => {
             tokio::runtime::Runtime::new()?.block_on(crate::stall::run(a))?;
             Ok(ExitCode::SUCCESS)
