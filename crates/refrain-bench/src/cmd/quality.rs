@@ -4,10 +4,12 @@
 //! Data: GPTCache `examples/benchmark/mock_data.json` (MIT, Zilliz), read at run time. Every
 //! distinct origin is stored; every paraphrase is looked up (positives: the right answer is the
 //! entry whose text equals its origin) and then looked up again with its own origin removed
-//! (negatives: any hit is a wrong answer served).
+//! (negatives: any hit is a wrong answer served). The default decision is scored again with the
+//! origins as the int8 codes the index keeps.
 
 use super::GlobalArgs;
 use refrain::embed::{Embedder, FastEmbedder, ModelFiles, cosine};
+use refrain::index::quant;
 use refrain::results::semantic::{self, Candidate, Verifier};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -126,6 +128,25 @@ pub fn run(global: &GlobalArgs, args: &Opts) -> anyhow::Result<()> {
     )?;
     let d = score(&pairs, &origins, &origin_id, &nearest, &default, false);
     let n = score(&pairs, &origins, &origin_id, &nearest, &default, true);
+    // The index keeps origins as int8 codes and scores them against the f32 query.
+    let codes: Vec<Vec<i8>> = ov.iter().map(|o| quant::encode(o)).collect();
+    let nearest_codes: Vec<Vec<(usize, f32)>> = qv
+        .iter()
+        .map(|q| {
+            let mut s: Vec<(usize, f32)> =
+                codes.iter().enumerate().map(|(i, c)| (i, quant::cosine_f32(q, c))).collect();
+            s.sort_by(|a, b| b.1.total_cmp(&a.1));
+            s.truncate(K + 1);
+            s
+        })
+        .collect();
+    let dc = score(&pairs, &origins, &origin_id, &nearest_codes, &default, false);
+    let nc = score(&pairs, &origins, &origin_id, &nearest_codes, &default, true);
+    writeln!(
+        out,
+        "Origins stored as int8 codes, as the index keeps them (default threshold + verifier): hit / wrong / miss {} / {} / {} (f32: {} / {} / {}); negatives served {} (f32: {}).",
+        dc.0, dc.1, dc.2, d.0, d.1, d.2, nc.1, n.1
+    )?;
     let total = pairs.len() as f64;
     writeln!(
         out,
