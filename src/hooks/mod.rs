@@ -12,7 +12,6 @@ pub mod calls;
 pub mod classify;
 pub mod dedup;
 pub mod events;
-pub mod journal;
 pub mod names;
 pub mod payload;
 pub mod tasks;
@@ -22,7 +21,7 @@ pub use agent::{Agent, Event};
 pub use payload::Payload;
 
 use crate::config::HooksConfig;
-use journal::Journal;
+use dedup::journal::{self, Journal};
 use serde_json::Value;
 use std::future::Future;
 use std::path::{Path, PathBuf};

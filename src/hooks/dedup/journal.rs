@@ -7,9 +7,9 @@
 //! in size; read texts are redacted like everything else refrain stores. Files untouched for
 //! `KEEP_DAYS` are removed when a new one is created.
 
-use super::Agent;
-use super::dedup::view;
-use super::dedup::window::{Seen, Window};
+use super::view;
+use super::window::{Seen, Window};
+use crate::hooks::Agent;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -113,7 +113,7 @@ impl Journal {
 }
 
 /// The journal line for a finished call (`deduped`: the model was shown a note, not the text).
-pub fn call_entry(agent: Agent, p: &super::Payload, deduped: bool) -> Option<Entry> {
+pub fn call_entry(agent: Agent, p: &crate::hooks::Payload, deduped: bool) -> Option<Entry> {
     let tool = p.tool_name.clone()?;
     let input = p.tool_input.clone().unwrap_or(Value::Null);
     let cwd = p.cwd.clone().unwrap_or_default();

@@ -9,6 +9,7 @@
 //! compared. The call itself has already run, so nothing that depends on it having run (Claude
 //! Code's read-before-edit check) is affected: refrain replaces output, never denies a call.
 
+pub mod journal;
 pub mod note;
 pub mod view;
 pub mod window;
@@ -21,9 +22,9 @@ mod replay;
 
 pub use replay::{Replayed, replay};
 
-use super::journal::{self, Journal};
 use super::{Agent, Payload};
 use crate::prompt::estimate_tokens;
+use journal::Journal;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use view::ReadKey;

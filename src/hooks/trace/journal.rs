@@ -2,7 +2,7 @@
 //! steps are the todo items of the agent's todo tool; the calls are the tool calls after it.
 
 use super::Trace;
-use crate::hooks::journal::Entry;
+use crate::hooks::dedup::journal::Entry;
 use crate::hooks::{Agent, Payload, names};
 use serde_json::{Value, json};
 

@@ -7,7 +7,7 @@ mod gemini;
 mod journal;
 mod qwen;
 
-use super::journal::Journal;
+use super::dedup::journal::Journal;
 use super::tasks::{TASK_TOOLS, TaskList};
 use super::{Agent, Error, Payload};
 use serde::Serialize;
