@@ -13,11 +13,14 @@ mod bench_speed;
 mod bench_startup;
 mod compact;
 mod config_cmd;
+mod dashboard;
 mod explain;
 mod hook;
 mod install;
 mod plans;
+mod report;
 mod serve;
+mod stores;
 
 use crate::config::{Config, Overrides, Sourced};
 use crate::project::Project;
@@ -66,6 +69,10 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Preview a cache-aware compaction of a transcript.
     Compact(compact::CompactArgs),
+    /// What the agents' history on this machine wasted and why, and what refrain saved.
+    Report(report::ReportArgs),
+    /// The report as a live page on 127.0.0.1 (random port, token in the printed URL).
+    Dashboard(dashboard::DashboardArgs),
     /// Register refrain (MCP server and hooks) with Claude Code, Codex and Cursor.
     Install(install::InstallArgs),
     /// Remove exactly what `install` added.
@@ -84,6 +91,8 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Bench(args) => bench::run(&cli.global, args),
         Command::Explain(args) => explain::run(&cli.global, args),
         Command::Compact(args) => compact::run(&cli.global, args),
+        Command::Report(args) => report::run(&cli.global, args),
+        Command::Dashboard(args) => dashboard::run(&cli.global, args),
         Command::Install(args) => install::run_install(&cli.global, args),
         Command::Uninstall(args) => install::run_uninstall(&cli.global, args),
         Command::Hook(args) => hook::run(&cli.global, args),

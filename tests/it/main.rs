@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod agents;
+mod browser;
 mod fault;
 mod hook;
 mod http;
@@ -12,6 +13,7 @@ mod limits;
 mod plan;
 mod prompt;
 mod python_sdk;
+mod report;
 mod results;
 mod security;
 mod server;

@@ -2,7 +2,11 @@
 //! stdio, or the library in process). Kept out of the shipped `refrain` binary, which is only the
 //! product.
 
+mod history;
+mod report_history;
+
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Benchmarks and evaluation runners for refrain.
@@ -17,12 +21,32 @@ struct Cli {
 enum Command {
     /// Print the refrain library version this bench was built against.
     Version,
+    /// Time and peak memory of `refrain report` over a synthetic agent history of growing size.
+    ReportHistory {
+        /// History sizes in MiB, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "128,256,512,1024")]
+        sizes_mb: Vec<u64>,
+        /// Where to write the synthetic history (reused by later runs).
+        #[arg(long, default_value = "target/bench-history")]
+        dir: PathBuf,
+        /// The refrain binary to measure (default: the one built beside this bench).
+        #[arg(long)]
+        refrain: Option<PathBuf>,
+    },
 }
 
 fn main() -> anyhow::Result<ExitCode> {
     match Cli::parse().command {
         Command::Version => {
             eprintln!("refrain-bench {}", env!("CARGO_PKG_VERSION"));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::ReportHistory { sizes_mb, dir, refrain } => {
+            let refrain = match refrain {
+                Some(r) => r,
+                None => std::env::current_exe()?.with_file_name("refrain"),
+            };
+            report_history::run(&report_history::Args { sizes_mb, dir, refrain })?;
             Ok(ExitCode::SUCCESS)
         }
     }
