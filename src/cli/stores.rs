@@ -53,7 +53,8 @@ pub async fn gather(
         let (mut row, found) = match asked {
             Ok(x) => x,
             Err(why) => {
-                let row = StoreRow { project: root.clone(), status: "unreadable".into(), detail: why, ..StoreRow::default() };
+                let row =
+                    StoreRow { project: root.clone(), status: "unreadable".into(), detail: why, ..StoreRow::default() };
                 (row, Vec::new())
             }
         };
@@ -98,7 +99,9 @@ async fn ask(
     match owner::try_lock(&project).map_err(|e| format!("cannot check its owner lock: {e}"))? {
         None => through_owner(root, &project, &wanted).await,
         Some(lock) => {
-            let config = Config::load(Some(&project.root), &plan.flags).map(|s| s.config).unwrap_or_else(|_| plan.config.clone());
+            let config = Config::load(Some(&project.root), &plan.flags)
+                .map(|s| s.config)
+                .unwrap_or_else(|_| plan.config.clone());
             let out = directly(root, &project, config, &wanted).await;
             drop(lock);
             out
@@ -193,7 +196,8 @@ async fn directly(
 }
 
 fn row_from_stats(root: &str, stats: &Value) -> StoreRow {
-    let n = |area: &str, key: &str| stats.pointer(&format!("/counters/{area}/{key}")).and_then(Value::as_u64).unwrap_or(0);
+    let n =
+        |area: &str, key: &str| stats.pointer(&format!("/counters/{area}/{key}")).and_then(Value::as_u64).unwrap_or(0);
     let mut per_tool = BTreeMap::new();
     if let Some(results) = stats.pointer("/counters/results").and_then(Value::as_object) {
         for (k, v) in results {

@@ -26,10 +26,9 @@ pub fn history(report: &mut Report, files: &[Arc<FileSummary>]) {
     let mut causes: BTreeMap<String, CauseRow> = BTreeMap::new();
     let mut reads: BTreeMap<(String, String), (u64, u64, f64)> = BTreeMap::new();
     for f in files {
-        let proj = projects.entry(f.project.clone()).or_insert_with(|| ProjectRow {
-            root: f.project.clone(),
-            ..ProjectRow::default()
-        });
+        let proj = projects
+            .entry(f.project.clone())
+            .or_insert_with(|| ProjectRow { root: f.project.clone(), ..ProjectRow::default() });
         proj.sessions += 1;
         if let Some(a) = f.agent
             && !proj.agents.contains(&a)

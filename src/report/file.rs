@@ -224,7 +224,8 @@ impl<'a> State<'a> {
         }
         self.out.lines = self.stream.lines as u64;
         self.out.bad_lines = self.stream.bad_lines as u64;
-        self.out.model = self.models.iter().max_by_key(|(m, n)| (**n, (*m).clone())).map(|(m, _)| m.clone()).unwrap_or_default();
+        self.out.model =
+            self.models.iter().max_by_key(|(m, n)| (**n, (*m).clone())).map(|(m, _)| m.clone()).unwrap_or_default();
         self.out.project = self.obs.cwd.as_deref().map(project_of).unwrap_or_default();
         self.out
     }

@@ -52,7 +52,7 @@ pub fn render(report: &Report, mode: Mode) -> Result<String, Error> {
         hits => Value::from_safe_string(hits_chart(report)),
     };
     let tmpl = env.get_template("page.html").map_err(|e| Error::Render(e.to_string()))?;
-    tmpl.render(context! { report => Value::from_serialize(report), charts, live, generation, poll_ms })
+    tmpl.render(context! { report => Value::from(minijinja::value::Serde(report)), charts, live, generation, poll_ms })
         .map_err(|e| Error::Render(e.to_string()))
 }
 
@@ -154,7 +154,13 @@ mod tests {
             fix: "move the timestamp".into(),
             example: "<img src=x onerror=alert(1)>".into(),
         });
-        r.repeated_files.push(FileRow { path: "/p/a.rs".into(), project: "/p".into(), rereads: 2, tokens: 5, usd: 0.1 });
+        r.repeated_files.push(FileRow {
+            path: "/p/a.rs".into(),
+            project: "/p".into(),
+            rereads: 2,
+            tokens: 5,
+            usd: 0.1,
+        });
         let page = render(&r, Mode::File).unwrap();
         for id in ["chart-tokens", "chart-waste", "chart-causes", "chart-files", "chart-hits"] {
             assert!(page.contains(&format!("<svg id=\"{id}\"")), "{id}");

@@ -243,7 +243,8 @@ mod tests {
     #[test]
     fn claude_reads_prompts_and_repeated_reads() {
         let mut o = Observer::default();
-        let prompt = o.claude(&json!({"type": "user", "cwd": "/p", "message": {"role": "user", "content": "fix the  bug"}}));
+        let prompt =
+            o.claude(&json!({"type": "user", "cwd": "/p", "message": {"role": "user", "content": "fix the  bug"}}));
         assert_eq!(prompt.prompt.as_deref(), Some("fix the bug"));
         let read = |id: &str| json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {"file_path": "/p/a.rs"}}]}});
         let result = |id: &str| json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "x".repeat(400)}]}});
@@ -251,7 +252,9 @@ mod tests {
         assert!(o.claude(&result("t1")).repeats.is_empty());
         o.claude(&read("t2"));
         assert_eq!(o.claude(&result("t2")).repeats, vec![Repeat { path: "/p/a.rs".into(), tokens: 100 }]);
-        let injected = o.claude(&json!({"type": "user", "message": {"role": "user", "content": "<command-name>/compact</command-name>"}}));
+        let injected = o.claude(
+            &json!({"type": "user", "message": {"role": "user", "content": "<command-name>/compact</command-name>"}}),
+        );
         assert!(injected.prompt.is_none());
     }
 
@@ -262,8 +265,10 @@ mod tests {
         let cwd = dir.path().to_string_lossy().into_owned();
         let mut o = Observer::default();
         o.codex(&json!({"type": "session_meta", "payload": {"cwd": cwd, "id": "s1"}}));
-        let call = |id: &str| json!({"type": "response_item", "payload": {"type": "function_call", "name": "shell", "call_id": id,
-            "arguments": json!({"command": ["bash", "-lc", "cat a.rs"]}).to_string()}});
+        let call = |id: &str| {
+            json!({"type": "response_item", "payload": {"type": "function_call", "name": "shell", "call_id": id,
+            "arguments": json!({"command": ["bash", "-lc", "cat a.rs"]}).to_string()}})
+        };
         let out = |id: &str| json!({"type": "response_item", "payload": {"type": "function_call_output", "call_id": id, "output": "fn main() {}"}});
         o.codex(&call("c1"));
         assert!(o.codex(&out("c1")).repeats.is_empty());

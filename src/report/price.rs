@@ -73,13 +73,15 @@ mod tests {
         let rules = Rules::builtin();
         // Claude Sonnet: $3/Mtok, writes 1.25x, reads 0.1x.
         let p = Price::of(&rules, Provider::Anthropic, "claude-sonnet-4-20250514");
-        let t = p.tokens(&Usage { input_tokens: Some(100), cache_read_tokens: Some(10), cache_creation_tokens: Some(25) });
+        let t =
+            p.tokens(&Usage { input_tokens: Some(100), cache_read_tokens: Some(10), cache_creation_tokens: Some(25) });
         assert_eq!((t.uncached, t.cache_read, t.cache_write), (100, 10, 25));
         assert!((t.input_usd - (100.0 + 1.0 + 31.25) * 3e-6).abs() < 1e-12);
         assert!((p.lost(1000) - 1000.0 * 3e-6 * 1.15).abs() < 1e-12);
         // GPT-5 (codex): $1.25/Mtok, cached input inside input_tokens, reads 0.1x.
         let p = Price::of(&rules, Provider::OpenAiResponses, "gpt-5.2-codex");
-        let t = p.tokens(&Usage { input_tokens: Some(1000), cache_read_tokens: Some(250), cache_creation_tokens: None });
+        let t =
+            p.tokens(&Usage { input_tokens: Some(1000), cache_read_tokens: Some(250), cache_creation_tokens: None });
         assert_eq!((t.uncached, t.cache_read), (750, 250));
         assert!((t.input_usd - (750.0 + 25.0) * 1.25e-6).abs() < 1e-12);
     }

@@ -119,7 +119,8 @@ mod tests {
         std::fs::write(claude.join("notes.txt"), "x").unwrap();
         std::fs::write(codex.join("rollout-1.jsonl"), "{}\n").unwrap();
         std::fs::write(codex.join("other.jsonl"), "{}\n").unwrap();
-        let roots = Roots { claude: Some(d.path().join("claude/projects")), codex: Some(d.path().join("codex/sessions")) };
+        let roots =
+            Roots { claude: Some(d.path().join("claude/projects")), codex: Some(d.path().join("codex/sessions")) };
         let files = discover(&roots, None, None);
         let names: Vec<_> = files.iter().map(|f| f.path.file_name().unwrap().to_str().unwrap()).collect();
         assert_eq!(names, ["b.jsonl", "a.jsonl", "rollout-1.jsonl"]);

@@ -24,7 +24,13 @@ pub struct Series<'a> {
 }
 
 /// Stacked bars, one per day, with a legend and a y-axis maximum formatted by `fmt`.
-pub fn daily_stacked(id: &str, title: &str, days: &[Day], series: &[Series<'_>], fmt: &dyn Fn(f64) -> String) -> String {
+pub fn daily_stacked(
+    id: &str,
+    title: &str,
+    days: &[Day],
+    series: &[Series<'_>],
+    fmt: &dyn Fn(f64) -> String,
+) -> String {
     let mut o = String::new();
     let _ = write!(
         o,
@@ -35,10 +41,21 @@ pub fn daily_stacked(id: &str, title: &str, days: &[Day], series: &[Series<'_>],
     let max = totals.iter().copied().fold(0.0, f64::max);
     let plot_h = H - BOTTOM - TOP;
     let _ = write!(o, r#"<line class="axis" x1="{LEFT}" y1="{}" x2="{W}" y2="{}"/>"#, H - BOTTOM, H - BOTTOM);
-    let _ = write!(o, r#"<text class="tick" x="{}" y="{}" text-anchor="end">{}</text>"#, LEFT - 6.0, TOP + 10.0, esc(&fmt(max)));
+    let _ = write!(
+        o,
+        r#"<text class="tick" x="{}" y="{}" text-anchor="end">{}</text>"#,
+        LEFT - 6.0,
+        TOP + 10.0,
+        esc(&fmt(max))
+    );
     let _ = write!(o, r#"<text class="tick" x="{}" y="{}" text-anchor="end">0</text>"#, LEFT - 6.0, H - BOTTOM);
     if days.is_empty() || max <= 0.0 {
-        let _ = write!(o, r#"<text class="empty" x="{}" y="{}" text-anchor="middle">no data</text></svg>"#, W / 2.0, H / 2.0);
+        let _ = write!(
+            o,
+            r#"<text class="empty" x="{}" y="{}" text-anchor="middle">no data</text></svg>"#,
+            W / 2.0,
+            H / 2.0
+        );
         return o;
     }
     let step = (W - LEFT) / days.len() as f64;
@@ -67,7 +84,12 @@ pub fn daily_stacked(id: &str, title: &str, days: &[Day], series: &[Series<'_>],
     for k in 0..ticks {
         let i = if ticks <= 1 { 0 } else { k * (days.len() - 1) / (ticks - 1) };
         let x = LEFT + i as f64 * step + step / 2.0;
-        let _ = write!(o, r#"<text class="tick" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#, H - 6.0, esc(&days[i].date));
+        let _ = write!(
+            o,
+            r#"<text class="tick" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            H - 6.0,
+            esc(&days[i].date)
+        );
     }
     let mut lx = LEFT + 8.0;
     for s in series {
@@ -123,7 +145,13 @@ pub fn hbars(id: &str, title: &str, rows: &[Row]) -> String {
             esc(&r.label),
             esc(&r.shown)
         );
-        let _ = write!(o, r#"<text class="value" x="{:.1}" y="{:.1}">{}</text>"#, label_w + len + 6.0, y + 15.0, esc(&r.shown));
+        let _ = write!(
+            o,
+            r#"<text class="value" x="{:.1}" y="{:.1}">{}</text>"#,
+            label_w + len + 6.0,
+            y + 15.0,
+            esc(&r.shown)
+        );
     }
     o.push_str("</svg>");
     o
@@ -164,7 +192,8 @@ mod tests {
         assert!(!svg.contains("<script>"));
         assert_eq!(svg.matches("<rect class=\"bar hbar\"").count(), 2);
         let days = vec![Day { date: "2026-01-01".into(), ..Day::default() }];
-        let empty = daily_stacked("d", "t", &days, &[Series { name: "n", class: "c", value: &|_| 0.0 }], &|v| v.to_string());
+        let empty =
+            daily_stacked("d", "t", &days, &[Series { name: "n", class: "c", value: &|_| 0.0 }], &|v| v.to_string());
         assert!(empty.contains("no data"));
     }
 }

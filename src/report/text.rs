@@ -59,14 +59,8 @@ pub fn render(r: &Report) -> String {
     if !r.causes.is_empty() {
         let _ = writeln!(o, "\nWHY THE CACHE BROKE");
         for c in r.causes.iter().take(ROWS) {
-            let _ = writeln!(
-                o,
-                "  {:<52} {:>6} {:>9} {:>9}",
-                clip(&c.label, 52),
-                num(c.breaks),
-                num(c.tokens),
-                usd(c.usd)
-            );
+            let _ =
+                writeln!(o, "  {:<52} {:>6} {:>9} {:>9}", clip(&c.label, 52), num(c.breaks), num(c.tokens), usd(c.usd));
         }
         if let Some(c) = r.causes.first() {
             let _ = writeln!(o, "  fix the top one: {}", clip(&c.fix, 110));
@@ -75,7 +69,14 @@ pub fn render(r: &Report) -> String {
     if !r.repeated_files.is_empty() {
         let _ = writeln!(o, "\nFILES READ AGAIN UNCHANGED");
         for f in r.repeated_files.iter().take(ROWS) {
-            let _ = writeln!(o, "  {:<52} {:>5}x {:>9} {:>9}", clip_left(&f.path, 52), f.rereads, num(f.tokens), usd(f.usd));
+            let _ = writeln!(
+                o,
+                "  {:<52} {:>5}x {:>9} {:>9}",
+                clip_left(&f.path, 52),
+                f.rereads,
+                num(f.tokens),
+                usd(f.usd)
+            );
         }
     }
     if !r.projects.is_empty() {

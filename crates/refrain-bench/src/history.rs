@@ -30,8 +30,8 @@ impl Rng {
 }
 
 const WORDS: [&str; 16] = [
-    "fn", "let", "match", "struct", "impl", "return", "self", "value", "error", "config", "request", "store",
-    "async", "await", "tokens", "cache",
+    "fn", "let", "match", "struct", "impl", "return", "self", "value", "error", "config", "request", "store", "async",
+    "await", "tokens", "cache",
 ];
 
 fn filler(rng: &mut Rng, bytes: usize) -> String {
@@ -71,12 +71,20 @@ pub fn claude_session(path: &Path, seed: u64, bytes: u64, start_ms: i64) -> std:
         t += if rng.below(20) == 0 { 600_000 } else { 4_000 + rng.below(20_000) as i64 };
         if n % 15 == 1 {
             let prompt = format!("fix the {} bug in module {}", WORDS[rng.below(16) as usize], rng.below(12));
-            line(json!({"type": "user", "timestamp": ts(t), "cwd": cwd, "sessionId": seed, "isSidechain": false,
-                "message": {"role": "user", "content": prompt}}), &mut w, &mut written)?;
+            line(
+                json!({"type": "user", "timestamp": ts(t), "cwd": cwd, "sessionId": seed, "isSidechain": false,
+                "message": {"role": "user", "content": prompt}}),
+                &mut w,
+                &mut written,
+            )?;
         }
         if rng.below(400) == 0 {
-            line(json!({"type": "system", "subtype": "compact_boundary", "timestamp": ts(t), "cwd": cwd,
-                "compactMetadata": {"trigger": "auto", "preTokens": cached}}), &mut w, &mut written)?;
+            line(
+                json!({"type": "system", "subtype": "compact_boundary", "timestamp": ts(t), "cwd": cwd,
+                "compactMetadata": {"trigger": "auto", "preTokens": cached}}),
+                &mut w,
+                &mut written,
+            )?;
             cached = 0;
         }
         let file = &files[rng.below(files.len() as u64) as usize];
@@ -89,15 +97,21 @@ pub fn claude_session(path: &Path, seed: u64, bytes: u64, start_ms: i64) -> std:
         } else {
             json!({"type": "tool_use", "id": id, "name": "Read", "input": {"file_path": file}})
         };
-        line(json!({"type": "assistant", "timestamp": ts(t), "cwd": cwd, "sessionId": seed, "isSidechain": false, "requestId": format!("req_{n}"),
+        line(
+            json!({"type": "assistant", "timestamp": ts(t), "cwd": cwd, "sessionId": seed, "isSidechain": false, "requestId": format!("req_{n}"),
             "message": {"id": format!("msg_{seed}_{n}"), "role": "assistant", "model": model,
                 "content": [{"type": "text", "text": filler(&mut rng, 200)}, tool],
                 "usage": {"input_tokens": 3 + rng.below(50), "cache_read_input_tokens": read, "cache_creation_input_tokens": write, "output_tokens": 200}}}),
-            &mut w, &mut written)?;
+            &mut w,
+            &mut written,
+        )?;
         let size = 2_000 + rng.below(10_000) as usize;
-        line(json!({"type": "user", "timestamp": ts(t + 300), "cwd": cwd, "sessionId": seed, "isSidechain": false,
+        line(
+            json!({"type": "user", "timestamp": ts(t + 300), "cwd": cwd, "sessionId": seed, "isSidechain": false,
             "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": filler(&mut rng, size)}]}}),
-            &mut w, &mut written)?;
+            &mut w,
+            &mut written,
+        )?;
     }
     w.flush()
 }
@@ -114,36 +128,68 @@ pub fn codex_rollout(path: &Path, seed: u64, bytes: u64, start_ms: i64) -> std::
         w.write_all(s.as_bytes())?;
         w.write_all(b"\n")
     };
-    line(json!({"timestamp": ts(t), "type": "session_meta", "payload": {"id": format!("s{seed}"), "cwd": cwd,
-        "base_instructions": {"text": filler(&mut rng, 4000)}}}), &mut w, &mut written)?;
-    line(json!({"timestamp": ts(t), "type": "turn_context", "payload": {"model": "gpt-5-codex", "cwd": cwd}}), &mut w, &mut written)?;
+    line(
+        json!({"timestamp": ts(t), "type": "session_meta", "payload": {"id": format!("s{seed}"), "cwd": cwd,
+        "base_instructions": {"text": filler(&mut rng, 4000)}}}),
+        &mut w,
+        &mut written,
+    )?;
+    line(
+        json!({"timestamp": ts(t), "type": "turn_context", "payload": {"model": "gpt-5-codex", "cwd": cwd}}),
+        &mut w,
+        &mut written,
+    )?;
     let mut cached = 0u64;
     while written < bytes {
         n += 1;
         t += 3_000 + rng.below(30_000) as i64;
         if n % 12 == 1 {
-            line(json!({"timestamp": ts(t), "type": "response_item", "payload": {"type": "message", "role": "user",
-                "content": [{"type": "input_text", "text": format!("add a test for module {}", rng.below(12))}]}}), &mut w, &mut written)?;
+            line(
+                json!({"timestamp": ts(t), "type": "response_item", "payload": {"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": format!("add a test for module {}", rng.below(12))}]}}),
+                &mut w,
+                &mut written,
+            )?;
         }
         if n % 80 == 0 {
-            line(json!({"timestamp": ts(t), "type": "compacted", "payload": {"message": filler(&mut rng, 2_000)}}), &mut w, &mut written)?;
+            line(
+                json!({"timestamp": ts(t), "type": "compacted", "payload": {"message": filler(&mut rng, 2_000)}}),
+                &mut w,
+                &mut written,
+            )?;
             cached = 0;
         }
         let call = format!("call_{seed}_{n}");
         let file = format!("src/module_{}.rs", rng.below(12));
         let args = json!({"command": ["bash", "-lc", format!("sed -n '1,200p' {file}")], "workdir": cwd}).to_string();
-        line(json!({"timestamp": ts(t), "type": "response_item", "payload": {"type": "function_call", "name": "shell", "call_id": call, "arguments": args}}), &mut w, &mut written)?;
-        line(json!({"timestamp": ts(t + 200), "type": "response_item", "payload": {"type": "function_call_output", "call_id": call,
-            "output": filler(&mut rng, 2_000 + rng.below(8_000) as usize)}}), &mut w, &mut written)?;
+        line(
+            json!({"timestamp": ts(t), "type": "response_item", "payload": {"type": "function_call", "name": "shell", "call_id": call, "arguments": args}}),
+            &mut w,
+            &mut written,
+        )?;
+        line(
+            json!({"timestamp": ts(t + 200), "type": "response_item", "payload": {"type": "function_call_output", "call_id": call,
+            "output": filler(&mut rng, 2_000 + rng.below(8_000) as usize)}}),
+            &mut w,
+            &mut written,
+        )?;
         let input = cached + 2_000 + rng.below(3_000);
         let read = if rng.below(30) == 0 { 0 } else { cached };
         cached = input;
         total += input;
-        line(json!({"timestamp": ts(t + 250), "type": "event_msg", "payload": {"type": "token_count", "info": {
+        line(
+            json!({"timestamp": ts(t + 250), "type": "event_msg", "payload": {"type": "token_count", "info": {
             "last_token_usage": {"input_tokens": input, "cached_input_tokens": read, "output_tokens": 100},
-            "total_token_usage": {"input_tokens": total, "cached_input_tokens": read, "output_tokens": 100 * n}}}}), &mut w, &mut written)?;
-        line(json!({"timestamp": ts(t + 300), "type": "response_item", "payload": {"type": "message", "role": "assistant",
-            "content": [{"type": "output_text", "text": filler(&mut rng, 300)}]}}), &mut w, &mut written)?;
+            "total_token_usage": {"input_tokens": total, "cached_input_tokens": read, "output_tokens": 100 * n}}}}),
+            &mut w,
+            &mut written,
+        )?;
+        line(
+            json!({"timestamp": ts(t + 300), "type": "response_item", "payload": {"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": filler(&mut rng, 300)}]}}),
+            &mut w,
+            &mut written,
+        )?;
     }
     w.flush()
 }

@@ -37,7 +37,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         link_subset(&files, &root, n)?;
         let (secs, rss) = measure(&args.refrain, &root)?;
         let mb_read = (n as u64 * FILE_BYTES) as f64 / 1_048_576.0;
-        writeln!(out, "| {mb} MiB | {n} | {secs:.1} s | {:.0} MiB/s | {:.0} MiB |", mb_read / secs, rss as f64 / 1024.0)?;
+        writeln!(
+            out,
+            "| {mb} MiB | {n} | {secs:.1} s | {:.0} MiB/s | {:.0} MiB |",
+            mb_read / secs,
+            rss as f64 / 1024.0
+        )?;
         out.flush()?;
     }
     Ok(())
@@ -50,12 +55,17 @@ fn generate(dir: &Path, bytes: u64) -> anyhow::Result<Vec<(PathBuf, &'static str
     std::fs::create_dir_all(dir)?;
     let start = 1_767_225_600_000i64; // 2026-01-01
     for i in 0..count {
-        let (name, kind) = if i % 2 == 0 { (format!("session-{i}.jsonl"), "claude") } else { (format!("rollout-{i}.jsonl"), "codex") };
+        let (name, kind) =
+            if i % 2 == 0 { (format!("session-{i}.jsonl"), "claude") } else { (format!("rollout-{i}.jsonl"), "codex") };
         let path = dir.join(&name);
         let ok = std::fs::metadata(&path).is_ok_and(|m| m.len() >= FILE_BYTES);
         if !ok {
             let t = start + i as i64 * 3_600_000 * 6;
-            if kind == "claude" { claude_session(&path, i + 1, FILE_BYTES, t)? } else { codex_rollout(&path, i + 1, FILE_BYTES, t)? }
+            if kind == "claude" {
+                claude_session(&path, i + 1, FILE_BYTES, t)?
+            } else {
+                codex_rollout(&path, i + 1, FILE_BYTES, t)?
+            }
         }
         out.push((path, kind));
     }
