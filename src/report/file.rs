@@ -95,6 +95,8 @@ struct State<'a> {
     side_usage: HashMap<String, (Option<i64>, String, crate::prompt::request::Usage)>,
     models: HashMap<String, u64>,
     fallback_day: String,
+    /// What to call the project when no line names the working directory.
+    unknown_project: String,
 }
 
 impl<'a> State<'a> {
@@ -110,6 +112,7 @@ impl<'a> State<'a> {
             side_usage: HashMap::new(),
             models: HashMap::new(),
             fallback_day: day_of(file.mtime_ms),
+            unknown_project: unknown_project(file),
         }
     }
 
@@ -140,19 +143,26 @@ impl<'a> State<'a> {
             if let Some(text) = seen.prompt {
                 self.out.prompts.push(Prompt { text, line, tokens: 0 });
             }
-            let day = ts.map(day_of).unwrap_or_else(|| self.fallback_day.clone());
-            let price = self.price(&self.current_model());
-            for r in seen.repeats {
-                let usd = price.added(r.tokens);
-                let e = self.out.reads.entry(r.path).or_default();
-                *e = (e.0 + 1, e.1 + r.tokens, e.2 + usd);
-                let w = &mut self.out.days.entry(day.clone()).or_default().1;
-                w.repeated_reads += 1;
-                w.repeated_read_tokens += r.tokens;
-                w.repeated_read_usd += usd;
+            if !seen.repeats.is_empty() {
+                self.repeats(seen.repeats, ts);
             }
         }
         self.account_complete_turns(false);
+    }
+
+    /// Accounts reads that repeated an unchanged read.
+    fn repeats(&mut self, repeats: Vec<super::reads::Repeat>, ts: Option<i64>) {
+        let day = ts.map(day_of).unwrap_or_else(|| self.fallback_day.clone());
+        let price = self.price(&self.current_model());
+        for r in repeats {
+            let usd = price.added(r.tokens);
+            let e = self.out.reads.entry(r.path).or_default();
+            *e = (e.0 + 1, e.1 + r.tokens, e.2 + usd);
+            let w = &mut self.out.days.entry(day.clone()).or_default().1;
+            w.repeated_reads += 1;
+            w.repeated_read_tokens += r.tokens;
+            w.repeated_read_usd += usd;
+        }
     }
 
     /// Handles subagent lines; true when the line was a side-chain line of a main file (counted
@@ -226,7 +236,10 @@ impl<'a> State<'a> {
         self.out.bad_lines = self.stream.bad_lines as u64;
         self.out.model =
             self.models.iter().max_by_key(|(m, n)| (**n, (*m).clone())).map(|(m, _)| m.clone()).unwrap_or_default();
-        self.out.project = self.obs.cwd.as_deref().map(project_of).unwrap_or_default();
+        self.out.project = match self.obs.cwd.as_deref() {
+            Some(cwd) => project_of(cwd),
+            None => self.unknown_project.clone(),
+        };
         self.out
     }
 }
@@ -263,6 +276,19 @@ fn account_turn(
         w.break_tokens += b.tokens;
         w.break_usd += b.usd;
         out.breaks.push(b);
+    }
+}
+
+/// A name for a session whose lines never name their working directory: Claude Code's folder
+/// name (the directory with `/` written as `-`), else the file's folder.
+fn unknown_project(file: &HistoryFile) -> String {
+    let folder = file.path.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
+    match folder {
+        Some(f) if file.agent == AgentKind::ClaudeCode && f.starts_with('-') => {
+            format!("{} (unknown; from the folder name)", f.replace('-', "/"))
+        }
+        Some(f) => format!("(unknown; folder {f})"),
+        None => "(unknown)".into(),
     }
 }
 

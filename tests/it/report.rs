@@ -220,6 +220,7 @@ async fn dashboard_refuses_strangers_and_refreshes_as_history_grows() {
     let (_child, url) = dashboard(&h, home.path(), &["--no-stores"]).await;
     let base = url.split('?').next().unwrap().to_string();
     let token = url.split("token=").nth(1).unwrap().to_string();
+    crate::http::server::crypto();
     let http = reqwest::Client::new();
     let get = |u: String| http.get(u);
     assert_eq!(get(base.clone()).send().await.unwrap().status(), 401, "no token");

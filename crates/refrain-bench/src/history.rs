@@ -78,7 +78,8 @@ pub fn claude_session(path: &Path, seed: u64, bytes: u64, start_ms: i64) -> std:
                 &mut written,
             )?;
         }
-        if rng.below(400) == 0 {
+        // Claude Code compacts when the context fills up (about 160k tokens here).
+        if cached > 160_000 {
             line(
                 json!({"type": "system", "subtype": "compact_boundary", "timestamp": ts(t), "cwd": cwd,
                 "compactMetadata": {"trigger": "auto", "preTokens": cached}}),
@@ -151,7 +152,7 @@ pub fn codex_rollout(path: &Path, seed: u64, bytes: u64, start_ms: i64) -> std::
                 &mut written,
             )?;
         }
-        if n % 80 == 0 {
+        if cached > 200_000 {
             line(
                 json!({"timestamp": ts(t), "type": "compacted", "payload": {"message": filler(&mut rng, 2_000)}}),
                 &mut w,
