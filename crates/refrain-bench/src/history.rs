@@ -168,9 +168,10 @@ pub fn codex_rollout(path: &Path, seed: u64, bytes: u64, start_ms: i64) -> std::
             &mut w,
             &mut written,
         )?;
+        let size = 2_000 + rng.below(8_000) as usize;
         line(
             json!({"timestamp": ts(t + 200), "type": "response_item", "payload": {"type": "function_call_output", "call_id": call,
-            "output": filler(&mut rng, 2_000 + rng.below(8_000) as usize)}}),
+            "output": filler(&mut rng, size)}}),
             &mut w,
             &mut written,
         )?;
