@@ -3,15 +3,16 @@
 //! (`transcript::explain_session` on the pair) says why. Without usage, the explanation's own
 //! estimate decides.
 //!
-//! Transcripts that record only messages (most Claude Code versions) do not show the system
-//! prompt or tools, so a reported break they cannot explain is named as such, never guessed;
-//! a pause longer than the cache TTL is named from the timestamps.
+//! Transcripts that record only messages (most Claude Code versions, Codex rollouts) do not show
+//! the system prompt or tools: there the cause comes from what they do record (a compaction
+//! marker, the model ids, a pause longer than the rules' TTL), in explain_cache_break's ranking
+//! order and words, and a break they cannot explain is named as such, never guessed.
 
 use super::price::Price;
 use crate::prompt::cause::CauseKind;
 use crate::prompt::request::{Provider, Usage};
 use crate::prompt::rules::Rules;
-use crate::transcript::{Transcript, explain_session};
+use crate::transcript::{Reconstruction, Transcript, explain_session};
 use serde::Serialize;
 
 /// One cache break.
@@ -53,10 +54,20 @@ pub fn between(t: &Transcript, i: usize, rules: &Rules, price: Price, date: Stri
         None if !(a.model != b.model || b.after_compaction || gap_ms.is_some_and(|g| g > ttl_ms)) => return None,
         _ => {}
     }
-    let explained = explain_session(t, rules, Some((i - 1, i)))
-        .ok()
-        .and_then(|r| r.breaks.into_iter().next())
-        .and_then(|tb| tb.explanation);
+    // Rebuilding both requests costs a pass over the whole context. With the usage reported and
+    // only the messages recorded, the requests differ by appended messages alone (the readers
+    // build each from the one before), so explaining them could only find what the compaction
+    // marker, the model ids and the timestamps say below: skip that pass.
+    let recorded =
+        |x: &crate::transcript::Turn| matches!(x.reconstruction, Reconstruction::Exact | Reconstruction::Partial);
+    let explained = if reported.is_none() || recorded(a) || recorded(b) {
+        explain_session(t, rules, Some((i - 1, i)))
+            .ok()
+            .and_then(|r| r.breaks.into_iter().next())
+            .and_then(|tb| tb.explanation)
+    } else {
+        None
+    };
     let tokens = match (reported, &explained) {
         (Some(lost), _) => lost,
         (None, Some(e)) if e.broke => e.tokens.lost,
@@ -76,6 +87,11 @@ pub fn between(t: &Transcript, i: usize, rules: &Rules, price: Price, date: Stri
             kind_name(CauseKind::Compacted),
             "the agent compacted the conversation: the history was replaced by a summary".into(),
             "Compaction always rewrites the prefix; let it trigger less often, or clear old tool results first with a cache-aware policy (compact_preview).".into(),
+        ),
+        None if a.model != b.model => (
+            kind_name(CauseKind::ModelChanged),
+            format!("model changed: {} -> {}", a.model, b.model),
+            "Keep one model per conversation; send side tasks for another model as separate requests instead of switching mid-session.".into(),
         ),
         None if gap_ms.is_some_and(|g| g > ttl_ms) => (
             kind_name(CauseKind::IdleGapExceeded),
