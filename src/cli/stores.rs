@@ -28,8 +28,9 @@ use std::time::Duration;
 const DEADLINE: Duration = Duration::from_secs(15);
 /// Most distinct prompts looked up per project (the costliest first).
 const MAX_PROMPTS: usize = 2000;
-/// How long to wait for the embedding model when opening a store here.
-const MODEL_WAIT: Duration = Duration::from_secs(30);
+/// Longest the report holds a store it opened itself: a server starting meanwhile waits for the
+/// owner lock (it gives up after 15 s), so the report lets go well before.
+const HOLD: Duration = Duration::from_secs(8);
 
 /// Asks every store (within the project filter) what it served, and which prompts would have
 /// hit a stored plan.
@@ -180,17 +181,30 @@ async fn directly(
     row.detail = "opened here (no refrain server was running for it)".into();
     let mut tasks = Vec::new();
     if !wanted.is_empty() && plans > 0 {
+        let until = tokio::time::Instant::now() + HOLD;
         let app = App::start(config, project.clone(), store);
-        let _ = tokio::time::timeout(MODEL_WAIT, app.embed.ready()).await;
+        let _ = tokio::time::timeout_at(until, app.embed.ready()).await;
+        let mut asked = 0;
         for (text, s) in wanted {
+            if tokio::time::Instant::now() >= until {
+                break;
+            }
+            asked += 1;
             if let Ok(l) = service::lookup_dry(&app, text, &Map::new(), &RuntimeCaps::default()).await {
                 let v = serde_json::to_value(&l).unwrap_or(Value::Null);
                 let v = json!({"status": if l.hit.is_some() { "hit" } else { "miss" }, "hit": v.get("hit")});
                 tasks.extend(task_row(root, text, s, &v));
             }
         }
+        if asked < wanted.len() {
+            row.detail = format!(
+                "opened here; repeated tasks checked for the {asked} costliest of {} prompts (a store opened by the report is held only {}s, so a starting server is not kept waiting); run the report while a refrain server owns it to check them all",
+                wanted.len(),
+                HOLD.as_secs()
+            );
+        }
         // Let the background index rebuild finish before the store closes.
-        let _ = tokio::time::timeout(MODEL_WAIT, app.index()).await;
+        let _ = tokio::time::timeout(HOLD, app.index()).await;
     }
     Ok((row, tasks))
 }
