@@ -29,17 +29,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let files = generate(&all, largest << 20)?;
     eprintln!("history: {} files, {} MiB in {}", files.len(), largest, all.display());
     let mut out = std::io::stdout().lock();
-    writeln!(out, "| history | files | time | throughput | peak RSS |")?;
-    writeln!(out, "|---|---|---|---|---|")?;
+    writeln!(out, "| history | files | wall time | CPU time | throughput (wall) | peak RSS |")?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
     for &mb in &args.sizes_mb {
         let root = args.dir.join(format!("size-{mb}"));
         let n = ((mb << 20) / FILE_BYTES).max(1) as usize;
         link_subset(&files, &root, n)?;
-        let (secs, rss) = measure(&args.refrain, &root)?;
+        let (secs, cpu, rss) = measure(&args.refrain, &root)?;
         let mb_read = (n as u64 * FILE_BYTES) as f64 / 1_048_576.0;
         writeln!(
             out,
-            "| {mb} MiB | {n} | {secs:.1} s | {:.0} MiB/s | {:.0} MiB |",
+            "| {mb} MiB | {n} | {secs:.1} s | {cpu:.1} s | {:.0} MiB/s | {:.0} MiB |",
             mb_read / secs,
             rss as f64 / 1024.0
         )?;
@@ -87,9 +87,10 @@ fn link_subset(files: &[(PathBuf, &str)], root: &Path, n: usize) -> anyhow::Resu
     Ok(())
 }
 
-/// Runs `refrain report --json --no-stores` over the root: wall time and peak RSS (KiB, from
-/// /proc/<pid>/status VmHWM, sampled until the process exits).
-fn measure(refrain: &Path, root: &Path) -> anyhow::Result<(f64, u64)> {
+/// Runs `refrain report --json --no-stores` over the root: wall time, CPU time (user + system,
+/// from /proc/<pid>/stat, robust to other load on the machine) and peak RSS (KiB, VmHWM from
+/// /proc/<pid>/status), sampled until the process exits.
+fn measure(refrain: &Path, root: &Path) -> anyhow::Result<(f64, f64, u64)> {
     let started = Instant::now();
     let mut child = std::process::Command::new(refrain)
         .args(["report", "--json", "--no-stores", "--claude-dir"])
@@ -103,8 +104,21 @@ fn measure(refrain: &Path, root: &Path) -> anyhow::Result<(f64, u64)> {
         .spawn()
         .with_context(|| format!("cannot run {}", refrain.display()))?;
     let status_path = format!("/proc/{}/status", child.id());
+    let stat_path = format!("/proc/{}/stat", child.id());
     let mut peak = 0u64;
+    let mut ticks = 0u64;
     let status = loop {
+        if let Ok(text) = std::fs::read_to_string(&stat_path)
+            && let Some(rest) = text.rsplit_once(')').map(|(_, r)| r)
+        {
+            // Fields after the command name: state is the 1st, utime the 12th, stime the 13th.
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            if let (Some(u), Some(s)) =
+                (f.get(11).and_then(|x| x.parse::<u64>().ok()), f.get(12).and_then(|x| x.parse::<u64>().ok()))
+            {
+                ticks = ticks.max(u + s);
+            }
+        }
         if let Ok(text) = std::fs::read_to_string(&status_path)
             && let Some(kb) = text
                 .lines()
@@ -121,5 +135,6 @@ fn measure(refrain: &Path, root: &Path) -> anyhow::Result<(f64, u64)> {
     if !status.success() {
         bail!("refrain report failed over {}", root.display());
     }
-    Ok((started.elapsed().as_secs_f64(), peak))
+    // Clock ticks are 100 per second on Linux (USER_HZ).
+    Ok((started.elapsed().as_secs_f64(), ticks as f64 / 100.0, peak))
 }
