@@ -2,6 +2,10 @@
 //! tests/browser/provision.sh), driven over the DevTools protocol: the page loads from
 //! `refrain dashboard` without console errors, every chart is an SVG with bars, and every
 //! number on the page equals `refrain report --json`'s. A screenshot is kept under target/.
+//!
+//! The protocol client is tungstenite (a small, well-kept synchronous websocket crate, handshake
+//! only, no TLS): the DevTools endpoint is a plain ws:// socket on loopback, and a blocking client
+//! in a blocking task keeps the driver to a few dozen lines, without Node or Playwright.
 
 use crate::report::{CLAUDE, CODEX, History, dashboard};
 use crate::support::repo;

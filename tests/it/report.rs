@@ -252,3 +252,11 @@ async fn dashboard_refuses_strangers_and_refreshes_as_history_grows() {
     let r2: Value = get(format!("{base}api/report?token={token}")).send().await.unwrap().json().await.unwrap();
     assert_eq!(r2["totals"]["tokens"]["requests"], 5);
 }
+
+#[tokio::test]
+async fn the_server_tells_agents_where_their_user_can_see_the_report() {
+    let env = Env::without_model();
+    let s = env.serve().await;
+    let instructions = s.client.peer_info().expect("server info").instructions.clone().unwrap_or_default();
+    assert!(instructions.contains("refrain report") && instructions.contains("refrain dashboard"), "{instructions}");
+}
