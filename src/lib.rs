@@ -8,16 +8,19 @@
 //!   shows was wasted) — plain Rust, no rmcp types.
 //! - `app`: the cheap-to-clone handle every tool receives.
 //! - infrastructure: `store` (the only sled user), `index` (hnsw_rs), `embed` (fastembed),
-//!   `config`, `project`.
+//!   `config`, `project`, `budget` (the per-request time and memory budget).
 
 pub mod app;
 pub mod bench;
+pub mod budget;
 pub mod cli;
 pub mod config;
+pub mod confine;
 pub mod embed;
 pub mod hooks;
 pub mod index;
 pub mod integrate;
+pub mod patterns;
 pub mod plan;
 pub mod project;
 pub mod prompt;

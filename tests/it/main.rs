@@ -3,6 +3,7 @@
 // Test helpers outside #[test] functions may fail loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod adversarial;
 mod agents;
 mod browser;
 mod fault;
@@ -10,11 +11,14 @@ mod hook;
 mod http;
 mod install;
 mod limits;
+mod paths;
 mod plan;
 mod prompt;
 mod python_sdk;
 mod report;
 mod results;
+mod robust;
 mod security;
 mod server;
 mod support;
+mod trust;

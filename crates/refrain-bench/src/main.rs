@@ -4,6 +4,7 @@
 
 mod history;
 mod report_history;
+mod stall;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -33,6 +34,8 @@ enum Command {
         #[arg(long)]
         refrain: Option<PathBuf>,
     },
+    /// The latency of a cheap request while another client sends the slowest legal request.
+    Stall(stall::StallArgs),
 }
 
 fn main() -> anyhow::Result<ExitCode> {
@@ -47,6 +50,10 @@ fn main() -> anyhow::Result<ExitCode> {
                 None => std::env::current_exe()?.with_file_name("refrain"),
             };
             report_history::run(&report_history::Args { sizes_mb, dir, refrain })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Stall(args) => {
+            tokio::runtime::Runtime::new()?.block_on(stall::run(args))?;
             Ok(ExitCode::SUCCESS)
         }
     }
