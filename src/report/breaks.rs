@@ -139,7 +139,8 @@ pub fn kind_name(k: CauseKind) -> String {
     serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_else(|| format!("{k:?}"))
 }
 
-/// What a cause kind means, for the report's tables.
+/// What a cause kind means, for the report's tables and charts (at most 44 characters, so a
+/// chart label is never cut; the example and fix beside it say more).
 pub fn label(kind: &str) -> &'static str {
     match kind {
         "model_changed" => "the model changed mid-session",
@@ -147,19 +148,19 @@ pub fn label(kind: &str) -> &'static str {
         "tool_removed" => "a tool was removed mid-session",
         "tools_reordered" => "tools were reordered",
         "tool_schema_edited" => "a tool's definition changed",
-        "system_edited" => "the system prompt changed (e.g. a timestamp or counter in it)",
-        "message_mutated" => "an earlier message was edited instead of appended",
+        "system_edited" => "the system prompt changed (a timestamp?)",
+        "message_mutated" => "an earlier message was edited",
         "messages_removed" => "earlier messages were dropped",
         "thinking_changed" => "thinking settings changed",
         "tool_choice_changed" => "tool_choice changed",
-        "param_changed" => "a request parameter that invalidates the cache changed",
+        "param_changed" => "a request parameter that resets the cache",
         "unknown_field_changed" => "a request field of unknown effect changed",
         "images_changed" => "images in the cached part changed",
         "breakpoints_moved" => "cache breakpoints moved out of reach",
         "ttl_changed" => "a breakpoint's TTL changed",
         "idle_gap_exceeded" => "a pause longer than the cache TTL",
-        "prefix_below_minimum" => "the prompt was below the model's minimum cacheable size",
+        "prefix_below_minimum" => "prompt below the minimum cacheable size",
         "compacted" => "the agent compacted the conversation",
-        _ => "a break the transcript does not explain (system prompt or tools not recorded)",
+        _ => "not explained by what the transcript records",
     }
 }

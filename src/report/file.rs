@@ -279,16 +279,16 @@ fn account_turn(
     }
 }
 
-/// A name for a session whose lines never name their working directory: Claude Code's folder
-/// name (the directory with `/` written as `-`), else the file's folder.
+/// A name for a session whose lines never name their working directory: Claude Code's project
+/// folder names it (the directory with `/` written as `-`, so only a guess when a name held a
+/// `-`, hence the mark); Codex files its rollouts by date, which names no project.
 fn unknown_project(file: &HistoryFile) -> String {
     let folder = file.path.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
-    match folder {
-        Some(f) if file.agent == AgentKind::ClaudeCode && f.starts_with('-') => {
-            format!("{} (unknown; from the folder name)", f.replace('-', "/"))
-        }
-        Some(f) => format!("(unknown; folder {f})"),
-        None => "(unknown)".into(),
+    match (file.agent, folder) {
+        (AgentKind::ClaudeCode, Some(f)) if f.starts_with('-') => format!("{} (from folder name)", f.replace('-', "/")),
+        (AgentKind::ClaudeCode, Some(f)) => format!("(unknown: Claude Code folder {f})"),
+        (AgentKind::Codex, _) => "(unknown: Codex sessions without a working directory)".into(),
+        (_, None) => "(unknown)".into(),
     }
 }
 

@@ -260,3 +260,43 @@ fn since_accepts_dates_and_ages_and_explains_bad_values() {
     let e = parse_since("last week", 0).unwrap_err().to_string();
     assert!(e.contains("30d"), "{e}");
 }
+
+#[test]
+fn sessions_without_a_working_directory_are_named_from_what_the_files_say() {
+    // The ccusage files carry usage and no `cwd`: the Claude Code one is named from its project
+    // folder (`-tmp-proj` is /tmp/proj), the Codex one (filed under a date folder) as unknown.
+    let (_d, opts) = home(&["ccusage/claude-project-beta-chat.jsonl"], &["ccusage/codex-session-alpha.jsonl"]);
+    let (r, _) = run(&opts);
+    let mut names: Vec<&str> = r.projects.iter().map(|p| p.root.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["(unknown: Codex sessions without a working directory)", "/tmp/proj (from folder name)"]);
+}
+
+#[test]
+fn every_cause_label_fits_a_chart_label_uncut() {
+    let kinds = [
+        "model_changed",
+        "tool_added",
+        "tool_removed",
+        "tools_reordered",
+        "tool_schema_edited",
+        "system_edited",
+        "message_mutated",
+        "messages_removed",
+        "thinking_changed",
+        "tool_choice_changed",
+        "param_changed",
+        "unknown_field_changed",
+        "images_changed",
+        "breakpoints_moved",
+        "ttl_changed",
+        "idle_gap_exceeded",
+        "prefix_below_minimum",
+        "compacted",
+        "unexplained",
+    ];
+    for k in kinds {
+        let l = breaks::label(k);
+        assert!(l.chars().count() <= 44, "{k}: {l:?} would be cut in the causes chart");
+    }
+}
