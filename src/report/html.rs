@@ -90,7 +90,7 @@ fn causes_chart(r: &Report) -> String {
         .map(|c| Row {
             label: c.label.clone(),
             value: c.usd.max(c.tokens as f64 * 1e-12),
-            shown: format!("{} breaks, {}", c.breaks, text::usd(c.usd)),
+            shown: format!("{}, {}", text::count(c.breaks, "break"), text::usd(c.usd)),
         })
         .collect();
     svg::hbars("chart-causes", "Causes of cache breaks by estimated cost", &rows)
@@ -117,7 +117,7 @@ fn hits_chart(r: &Report) -> String {
         }
     }
     let mut rows: Vec<Row> =
-        per_tool.into_iter().map(|(label, n)| Row { label, value: n as f64, shown: format!("{n} hits") }).collect();
+        per_tool.into_iter().map(|(label, n)| Row { label, value: n as f64, shown: text::count(n, "hit") }).collect();
     rows.sort_by(|a, b| b.value.total_cmp(&a.value).then_with(|| a.label.cmp(&b.label)));
     svg::hbars("chart-hits", "What refrain served, per tool", &rows)
 }

@@ -39,21 +39,21 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         o,
         "  cache breaks     {:<30} {:>9} {:>9}",
-        format!("{} breaks", num(w.breaks)),
+        count(w.breaks, "break"),
         num(w.break_tokens),
         usd(w.break_usd)
     );
     let _ = writeln!(
         o,
         "  repeated reads   {:<30} {:>9} {:>9}",
-        format!("{} unchanged re-reads", num(w.repeated_reads)),
+        format!("{} unchanged", count(w.repeated_reads, "re-read")),
         num(w.repeated_read_tokens),
         usd(w.repeated_read_usd)
     );
     let _ = writeln!(
         o,
         "  repeated tasks   {:<30} {:>9}   (spent by those sessions)",
-        format!("{} prompts had a stored plan", num(t.repeated_tasks)),
+        format!("{} had a stored plan", count(t.repeated_tasks, "prompt")),
         num(t.repeated_task_tokens)
     );
     if !r.causes.is_empty() {
@@ -85,10 +85,11 @@ pub fn render(r: &Report) -> String {
             let agents: Vec<&str> = p.agents.iter().map(|a| a.short()).collect();
             let _ = writeln!(
                 o,
-                "  {:<44} {:<12} {:>4} sessions  breaks {:>8}  reads {:>8}",
+                "  {:<44} {:<12} {:>4} {:<8}  breaks {:>8}  reads {:>8}",
                 clip_left(&p.root, 44),
                 agents.join(","),
                 p.sessions,
+                if p.sessions == 1 { "session" } else { "sessions" },
                 usd(p.waste.break_usd),
                 usd(p.waste.repeated_read_usd)
             );
@@ -126,6 +127,11 @@ pub fn num(n: u64) -> String {
         1_000_000..=999_999_999 => format!("{:.1}M", n as f64 / 1e6),
         _ => format!("{:.2}B", n as f64 / 1e9),
     }
+}
+
+/// A count and its noun, singular for one (`1 break`, `3 breaks`).
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 { format!("{} {noun}", num(n)) } else { format!("{} {noun}s", num(n)) }
 }
 
 /// Dollars with cents (four places under a cent).
