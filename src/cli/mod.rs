@@ -19,6 +19,7 @@ mod hook;
 mod install;
 mod plans;
 mod report;
+mod runtime_env;
 mod serve;
 mod stores;
 mod trust_cmd;
@@ -76,7 +77,8 @@ enum Command {
     Report(report::ReportArgs),
     /// The report as a live page on 127.0.0.1 (random port, token in the printed URL).
     Dashboard(dashboard::DashboardArgs),
-    /// Register refrain (MCP server and hooks) with Claude Code, Codex and Cursor.
+    /// Register refrain (MCP server and hooks) with Claude Code, Codex, Gemini CLI, Qwen Code,
+    /// opencode and Cursor.
     Install(install::InstallArgs),
     /// Remove exactly what `install` added.
     Uninstall(install::UninstallArgs),
@@ -86,6 +88,7 @@ enum Command {
 
 /// Parses the command line and runs the command.
 pub fn main() -> anyhow::Result<ExitCode> {
+    runtime_env::ensure_telemetry_off();
     let cli = Cli::parse();
     check_patterns()?;
     match cli.command {

@@ -2,6 +2,7 @@
 //! stdio, or the library in process). Kept out of the shipped `refrain` binary, which is only the
 //! product.
 
+mod dedup;
 mod history;
 mod report_history;
 mod stall;
@@ -34,6 +35,14 @@ enum Command {
         #[arg(long)]
         refrain: Option<PathBuf>,
     },
+    /// Replay recorded sessions: reads refrain's read dedup would answer with a note, tokens saved.
+    Dedup {
+        /// Transcript files or directories (default: tests/fixtures/transcripts).
+        paths: Vec<PathBuf>,
+        /// Print the totals as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The latency of a cheap request while another client sends the slowest legal request.
     Stall(stall::StallArgs),
 }
@@ -50,6 +59,10 @@ fn main() -> anyhow::Result<ExitCode> {
                 None => std::env::current_exe()?.with_file_name("refrain"),
             };
             report_history::run(&report_history::Args { sizes_mb, dir, refrain })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Dedup { paths, json } => {
+            dedup::run(&paths, json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Stall(args) => {
