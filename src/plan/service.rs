@@ -314,7 +314,8 @@ async fn neighbours(app: &App, task: &str, k: usize) -> Result<Vec<(String, f32)
     }
     let v = app.embed.embed_one(task).await.map_err(|e| e.to_string())?;
     let index = app.index().await.map_err(|e| e.to_string())?;
-    let hits = tokio::task::spawn_blocking(move || index.search(SCOPE, &v, k, 0.0)).await.map_err(|e| e.to_string())?;
+    let hits =
+        crate::budget::spawn_blocking(move || index.search(SCOPE, &v, k, 0.0)).await.map_err(|e| e.to_string())?;
     Ok(hits.into_iter().map(|h| (String::from_utf8_lossy(&h.target).into_owned(), h.score)).collect())
 }
 
