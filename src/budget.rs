@@ -8,7 +8,9 @@
 //! or the deadline has passed, `take` says no, the function stops growing, the store refuses new
 //! writes from this call (`allows_writes`), and the server answers with an error naming the limit.
 //! Outside a scope (unit tests, fuzzing, the CLI) each `take` is checked alone against
-//! `DEFAULT_BYTES`, so no single piece can be unbounded either. It never allocates and never panics.
+//! `DEFAULT_BYTES`, so no single piece can be unbounded either. `take` never allocates and never
+//! panics; work a call hands to another blocking thread goes through `spawn_blocking` here, which
+//! carries the budget along.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -117,6 +119,30 @@ pub fn take(bytes: usize, what: &'static str) -> bool {
     })
 }
 
+/// Runs blocking `f` on tokio's blocking pool under the calling thread's budget, and carries what
+/// it spent back. A tool call already runs on its own blocking thread with its budget in a
+/// thread-local; work it hands to another thread (an HNSW search, an embedding) would otherwise
+/// run with no budget at all, and its store writes would not know the request is over a limit.
+/// Called outside a request, `f` runs with no budget, as before.
+pub async fn spawn_blocking<F, R>(f: F) -> Result<R, tokio::task::JoinError>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let carried = BUDGET.with(Cell::get);
+    let (out, after) = tokio::task::spawn_blocking(move || {
+        // Restored when dropped, also on a panic: a pool thread never keeps another call's budget.
+        let _scope = Scope { previous: BUDGET.with(|b| b.replace(carried)) };
+        let out = f();
+        (out, BUDGET.with(Cell::get))
+    })
+    .await?;
+    if carried.is_some() {
+        BUDGET.with(|b| b.set(after));
+    }
+    Ok(out)
+}
+
 /// Marks the current request as over time when its deadline has passed (for long loops that
 /// build nothing); false when it is over any limit.
 pub fn on_time(what: &'static str) -> bool {
@@ -156,6 +182,17 @@ mod tests {
         assert_eq!(exceeded(), Some(Exceeded::Time("extracted template")));
         let msg = Exceeded::Time("x").message(&Limits::default());
         assert!(msg.contains("server.request_timeout_ms"), "{msg}");
+    }
+
+    #[tokio::test]
+    async fn work_handed_to_the_blocking_pool_spends_the_same_budget() {
+        let _s = Scope::enter(Limits { memory_bytes: 10, timeout: Duration::from_secs(60) });
+        let inside = spawn_blocking(|| (take(6, "a"), take(6, "HNSW search"))).await.unwrap();
+        assert_eq!(inside, (true, false), "the pool thread saw the caller's budget");
+        assert_eq!(exceeded(), Some(Exceeded::Memory("HNSW search")), "what it spent came back");
+        let fresh = spawn_blocking(exceeded).await.unwrap();
+        assert_eq!(fresh, Some(Exceeded::Memory("HNSW search")));
+        let _ = tokio::task::spawn_blocking(|| assert_eq!(exceeded(), None)).await;
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! The crate map, in dependency order (each layer uses only the ones below it):
 //! - `server`, `cli`: transports (stdio, streamable HTTP, legacy SSE, the owner socket) and commands.
 //! - `tools`: one file per MCP tool, each a thin adapter from typed params to the domain.
-//! - domain: `plan`, `results`, `prompt`, `transcript`, `hooks` (agent hook handling) and
-//!   `integrate` (registration in agents' config files) — plain Rust, no rmcp types.
+//! - domain: `plan`, `results`, `prompt`, `transcript`, `hooks` (agent hook handling),
+//!   `integrate` (registration in agents' config files) and `report` (what the agents' history
+//!   shows was wasted) — plain Rust, no rmcp types.
 //! - `app`: the cheap-to-clone handle every tool receives.
 //! - infrastructure: `store` (the only sled user), `index` (hnsw_rs), `embed` (fastembed),
 //!   `config`, `project`, `budget` (the per-request time and memory budget).
@@ -22,6 +23,7 @@ pub mod patterns;
 pub mod plan;
 pub mod project;
 pub mod prompt;
+pub mod report;
 pub mod results;
 pub mod server;
 pub mod stats;

@@ -5,13 +5,16 @@
 mod bench;
 mod compact;
 mod config_cmd;
+mod dashboard;
 mod explain;
 mod hook;
 mod index;
 mod install;
 mod plans;
+mod report;
 mod runtime_env;
 mod serve;
+mod stores;
 mod trust_cmd;
 
 use crate::config::{Config, Overrides, Sourced};
@@ -63,6 +66,10 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Preview a cache-aware compaction of a transcript.
     Compact(compact::CompactArgs),
+    /// What the agents' history on this machine wasted and why, and what refrain saved.
+    Report(report::ReportArgs),
+    /// The report as a live page on 127.0.0.1 (random port, token in the printed URL).
+    Dashboard(dashboard::DashboardArgs),
     /// Register refrain (MCP server and hooks) with Claude Code, Codex, Gemini CLI, Qwen Code,
     /// opencode and Cursor.
     Install(install::InstallArgs),
@@ -87,6 +94,8 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Bench(args) => bench::run(&cli.global, args),
         Command::Explain(args) => explain::run(&cli.global, args),
         Command::Compact(args) => compact::run(&cli.global, args),
+        Command::Report(args) => report::run(&cli.global, args),
+        Command::Dashboard(args) => dashboard::run(&cli.global, args),
         Command::Install(args) => install::run_install(&cli.global, args),
         Command::Uninstall(args) => install::run_uninstall(&cli.global, args),
         Command::Hook(args) => hook::run(&cli.global, args),

@@ -121,7 +121,7 @@ impl EmbedHandle {
     /// Embeds texts off the async runtime.
     pub async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, Error> {
         let model = self.ready().await?;
-        tokio::task::spawn_blocking(move || {
+        crate::budget::spawn_blocking(move || {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             model.embed(&refs)
         })

@@ -198,12 +198,34 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
 
 /// Looks up a plan for a task.
 pub async fn lookup(app: &App, task: &str, context: &Map<String, Value>, caps: &RuntimeCaps) -> Result<Lookup, Error> {
+    lookup_with(app, task, context, caps, false).await
+}
+
+/// Looks up like `lookup` but writes nothing: no hit/miss counters, no hit recorded on the plan,
+/// and the local normaliser only (no canonicaliser call, whose answers are cached). For reports
+/// that ask what past prompts would have hit.
+pub async fn lookup_dry(
+    app: &App,
+    task: &str,
+    context: &Map<String, Value>,
+    caps: &RuntimeCaps,
+) -> Result<Lookup, Error> {
+    lookup_with(app, task, context, caps, true).await
+}
+
+async fn lookup_with(
+    app: &App,
+    task: &str,
+    context: &Map<String, Value>,
+    caps: &RuntimeCaps,
+    dry: bool,
+) -> Result<Lookup, Error> {
     check_task(app, task)?;
     let cfg = &app.config.plans;
     // Redacted as `store` does, so both see the same text (and no secret reaches a canonicaliser).
     let (clean, _) = crate::results::redactor().redact_str(task);
     let task = clean.as_str();
-    let n = understand(app, task).await;
+    let n = if dry { super::normalise::normalise(task) } else { understand(app, task).await };
     let key = IntentKey::of(&n);
     let mut records: Vec<Record> = Vec::new();
     let mut seen = HashSet::new();
@@ -254,13 +276,17 @@ pub async fn lookup(app: &App, task: &str, context: &Map<String, Value>, caps: &
     let winner = judged.iter().position(|j| j.failed.is_none());
     let candidates: Vec<CandidateReport> = judged.iter().take(cfg.report_candidates.max(1)).map(report).collect();
     let Some(i) = winner.filter(|_| n.action != "none") else {
-        stats::bump(&app.store, "plans", "misses", None, 1)?;
+        if !dry {
+            stats::bump(&app.store, "plans", "misses", None, 1)?;
+        }
         let reason = miss_reason(&n, &key, &judged);
         return Ok(Lookup { hit: None, task: n, key, reason: Some(reason), candidates, meaning });
     };
     let j = judged.swap_remove(i);
-    let hit = served(app, j)?;
-    stats::bump(&app.store, "plans", "hits", None, 1)?;
+    let hit = served(app, j, dry)?;
+    if !dry {
+        stats::bump(&app.store, "plans", "hits", None, 1)?;
+    }
     Ok(Lookup { hit: Some(hit), task: n, key, reason: None, candidates, meaning })
 }
 
@@ -274,18 +300,18 @@ async fn neighbours(app: &App, task: &str, k: usize) -> Result<Vec<(String, f32)
     }
     let v = app.embed.embed_one(task).await.map_err(|e| e.to_string())?;
     let index = app.index().await.map_err(|e| e.to_string())?;
-    let hits = tokio::task::spawn_blocking(move || index.search(SCOPE, &v, k, 0.0))
+    let hits = crate::budget::spawn_blocking(move || index.search(SCOPE, &v, k, 0.0))
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
     Ok(hits.into_iter().map(|h| (String::from_utf8_lossy(&h.target).into_owned(), h.score)).collect())
 }
 
-fn served(app: &App, j: Judged) -> Result<Hit, Error> {
+fn served(app: &App, j: Judged, dry: bool) -> Result<Hit, Error> {
     let filled = j.filled.ok_or_else(|| Error::Invalid("served plan was not filled".into()))?;
     let counters = j.plan.counters.clone();
     // A full store still serves plans; their hit counters wait until there is room again.
-    if app.store.check_room().is_ok() {
+    if !dry && app.store.check_room().is_ok() {
         let at = now();
         library::update(&app.store, &j.plan.id, |rec| {
             rec.plan.counters.hits += 1;

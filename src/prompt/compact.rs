@@ -113,6 +113,19 @@ struct Use {
 /// Results and inputs at or below this size are left alone: the placeholder would not be smaller.
 const MIN_CLEAR_TOKENS: u64 = 24;
 
+/// What the request budget names when a compaction goes over it.
+const WHAT: &str = "compaction";
+
+/// Bytes of an `Action` besides its replacement (message index, token counts, flags).
+const ACTION_BYTES: usize = 64;
+
+impl Replacement {
+    /// Approximate bytes this replacement holds (for the request budget).
+    fn approx_size(&self) -> usize {
+        self.target.len() + self.action.len() + self.tool.as_ref().map_or(0, String::len) + 72
+    }
+}
+
 /// Applies `log` then `policy` to `messages`.
 pub fn apply(messages: &[Value], policy: &Policy, log: Option<&ReplacementLog>) -> Result<Compacted, Error> {
     apply_owned(messages.to_vec(), policy, log)
@@ -131,6 +144,10 @@ pub fn apply_owned(messages: Vec<Value>, policy: &Policy, log: Option<&Replaceme
     let tokens_before: u64 = msgs.iter().map(msg_tokens).sum();
     let (uses, results) = index(&msgs);
     let names: HashMap<&str, &str> = uses.iter().map(|u| (u.id.as_str(), u.name.as_str())).collect();
+    let log_bytes = log.map_or(0, |l| l.entries.iter().map(Replacement::approx_size).sum::<usize>());
+    if !crate::budget::take(log_bytes.saturating_mul(3), WHAT) {
+        return Err(Error::OverBudget(WHAT));
+    }
     let prior = log.cloned().unwrap_or_default();
     let mut decided: BTreeMap<String, Replacement> = BTreeMap::new();
     for r in &prior.entries {
@@ -140,7 +157,7 @@ pub fn apply_owned(messages: Vec<Value>, policy: &Policy, log: Option<&Replaceme
     let triggered = tokens_before >= policy.trigger_tokens;
     let mut new = Vec::new();
     if triggered {
-        new = decide(&msgs, policy, &uses, &results, &names, frozen, &decided);
+        new = decide(&msgs, policy, &uses, &results, &names, frozen, &decided)?;
     }
     let mut actions = Vec::new();
     let mut entries = prior.entries.clone();
@@ -151,6 +168,9 @@ pub fn apply_owned(messages: Vec<Value>, policy: &Policy, log: Option<&Replaceme
     let new_targets: std::collections::HashSet<&str> = new.iter().map(|r| r.target.as_str()).collect();
     let mut first_changed = None;
     for (i, m) in msgs.iter_mut().enumerate() {
+        if !crate::budget::on_time(WHAT) {
+            return Err(Error::OverBudget(WHAT));
+        }
         let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) else { continue };
         let mut keep = Vec::with_capacity(blocks.len());
         for mut b in blocks.drain(..) {
@@ -161,7 +181,14 @@ pub fn apply_owned(messages: Vec<Value>, policy: &Policy, log: Option<&Replaceme
             }
             for t in targets {
                 if let Some(r) = decided.get(&t) {
+                    if !crate::budget::take(r.approx_size() + ACTION_BYTES, WHAT) {
+                        return Err(Error::OverBudget(WHAT));
+                    }
                     let before = value_tokens(&b);
+                    // Truncating copies the result's text once.
+                    if r.action == "truncated" && !crate::budget::take(before as usize * 4, WHAT) {
+                        return Err(Error::OverBudget(WHAT));
+                    }
                     let removed = replace(&mut b, r, policy.result_budget_tokens.unwrap_or(0));
                     let after = if removed { 0 } else { value_tokens(&b) };
                     if before != after || removed {
@@ -203,6 +230,10 @@ pub fn value_tokens(v: &Value) -> u64 {
 }
 
 /// Byte length of a value's compact JSON serialisation.
+pub fn json_bytes(v: &Value) -> usize {
+    json_len(v)
+}
+
 fn json_len(v: &Value) -> usize {
     match v {
         Value::Null => 4,
@@ -279,7 +310,7 @@ fn decide(
     names: &HashMap<&str, &str>,
     frozen: usize,
     done: &BTreeMap<String, Replacement>,
-) -> Vec<Replacement> {
+) -> Result<Vec<Replacement>, Error> {
     let turns = human_turn_starts(msgs);
     let turn_floor =
         p.keep_turns.map(|n| if n == 0 { msgs.len() } else { turns.iter().rev().nth(n - 1).copied().unwrap_or(0) });
@@ -288,9 +319,17 @@ fn decide(
         .map(|n| if n == 0 { usize::MAX } else { uses.iter().rev().nth(n - 1).map(|u| u.msg).unwrap_or(0) });
     let kept_ids: std::collections::HashSet<&str> =
         p.keep_tool_uses.map(|n| uses.iter().rev().take(n).map(|u| u.id.as_str()).collect()).unwrap_or_default();
+    let mut input_tokens_of: HashMap<&str, u64> = HashMap::new();
+    for u in uses {
+        input_tokens_of.entry(u.id.as_str()).or_insert(u.input_tokens);
+    }
+    let placeholders = placeholder_results(msgs);
     let mut out = Vec::new();
     let mut cleared_tokens = 0;
     for (msg, id, tokens) in results {
+        if !crate::budget::take(id.len() + 96, WHAT) {
+            return Err(Error::OverBudget(WHAT));
+        }
         let target = format!("result:{id}");
         if *msg < frozen || done.contains_key(&target) {
             continue;
@@ -306,11 +345,11 @@ fn decide(
             && big_enough
             && (old_by_uses || old_by_turns)
             && !protected_by_turns
-            && !is_placeholder_result(msgs, *msg, id)
+            && !placeholders.contains(&(*msg, id.as_str()))
         {
             cleared_tokens += tokens;
             out.push(Replacement { target, action: "cleared".into(), tool: tool.clone() });
-            let input_tokens = uses.iter().find(|u| &u.id == id).map(|u| u.input_tokens).unwrap_or(0);
+            let input_tokens = input_tokens_of.get(id.as_str()).copied().unwrap_or(0);
             if p.clear_tool_inputs && input_tokens > MIN_CLEAR_TOKENS {
                 out.push(Replacement { target: format!("input:{id}"), action: "cleared".into(), tool });
             }
@@ -333,6 +372,9 @@ fn decide(
         let floor = if keep == 0 { usize::MAX } else { assistants.iter().rev().nth(keep - 1).copied().unwrap_or(0) };
         for (i, m) in msgs.iter().enumerate().filter(|(i, _)| *i >= frozen && *i < floor) {
             for b in m.get("content").and_then(Value::as_array).into_iter().flatten() {
+                if !crate::budget::on_time(WHAT) {
+                    return Err(Error::OverBudget(WHAT));
+                }
                 if let Some(t) = target_of(b).filter(|t| t.starts_with("thinking:"))
                     && !done.contains_key(&t)
                 {
@@ -342,15 +384,34 @@ fn decide(
             }
         }
     }
+    Ok(out)
+}
+
+/// The (message, tool_use_id) of every result already cleared by an earlier compaction, found in
+/// one pass (a per-result scan of its message would be quadratic in a message's blocks).
+fn placeholder_results(msgs: &[Value]) -> std::collections::HashSet<(usize, &str)> {
+    let mut out = std::collections::HashSet::new();
+    for (i, m) in msgs.iter().enumerate() {
+        for b in m.get("content").and_then(Value::as_array).into_iter().flatten() {
+            if let Some(id) = b.get("tool_use_id").and_then(Value::as_str)
+                && content_starts_with(b, "[refrain: cleared")
+            {
+                out.insert((i, id));
+            }
+        }
+    }
     out
 }
 
-fn is_placeholder_result(msgs: &[Value], msg: usize, id: &str) -> bool {
-    msgs.get(msg).and_then(|m| m.get("content")).and_then(Value::as_array).is_some_and(|bs| {
-        bs.iter().any(|b| {
-            b.get("tool_use_id").and_then(Value::as_str) == Some(id) && content_text(b).starts_with("[refrain: cleared")
-        })
-    })
+/// Whether `content_text(b)` starts with `prefix` (a prefix without a newline), without copying it.
+fn content_starts_with(b: &Value, prefix: &str) -> bool {
+    match b.get("content") {
+        Some(Value::String(s)) => s.starts_with(prefix),
+        Some(Value::Array(parts)) => {
+            parts.iter().find_map(|p| p.get("text").and_then(Value::as_str)).is_some_and(|t| t.starts_with(prefix))
+        }
+        _ => false,
+    }
 }
 
 fn target_of(b: &Value) -> Option<String> {
@@ -542,5 +603,23 @@ mod tests {
     #[test]
     fn a_policy_that_clears_nothing_is_refused() {
         assert!(apply(&convo(1, 0), &Policy::default(), None).is_err());
+    }
+
+    #[test]
+    fn decisions_past_the_request_budget_are_refused_naming_compaction() {
+        use crate::budget::{Exceeded, Limits, Scope, exceeded};
+        let _s = Scope::enter(Limits { memory_bytes: 4096, timeout: std::time::Duration::from_secs(60) });
+        let err = apply_owned(convo(200, 0), &policy(1), None).err();
+        assert!(matches!(err, Some(Error::OverBudget("compaction"))), "{err:?}");
+        assert_eq!(exceeded(), Some(Exceeded::Memory("compaction")));
+    }
+
+    #[test]
+    fn a_result_cleared_earlier_is_not_cleared_again() {
+        let p = Policy { trigger_tokens: 0, ..policy(1) };
+        let once = apply(&convo(6, 0), &p, None).unwrap();
+        assert_eq!(once.actions.iter().filter(|a| a.replacement.target.starts_with("result:")).count(), 5);
+        let again = apply_owned(once.messages, &p, None).unwrap();
+        assert!(again.actions.is_empty(), "cleared again: {:?}", again.actions);
     }
 }

@@ -35,6 +35,10 @@ pub enum Error {
     /// A compaction policy or log is unusable.
     #[error("invalid compaction policy: {0}")]
     BadPolicy(String),
+    /// The request went over its time or memory budget while building the named structure (the
+    /// server answers with the limit's own message).
+    #[error("the request went over its budget while building the {0}")]
+    OverBudget(&'static str),
 }
 
 /// Estimated tokens of a text: about 4 bytes per token, rounded up.

@@ -92,6 +92,9 @@ pub async fn put(app: &App, mut req: PutRequest) -> Result<PutOutcome> {
         *q = clean;
         redactions += n;
     }
+    // Redaction can take a request over its budget; refuse before the old entry is removed, so a
+    // refused put never loses the entry it would have replaced.
+    app.store.check_room()?;
     let bytes = serde_json::to_vec(&req.result).map(|v| v.len() as u64).unwrap_or(0);
     if bytes > cfg.max_entry_bytes as u64 {
         return skip(

@@ -216,6 +216,14 @@ fn marker(kind: &str) -> String {
 /// The kind named in the marker for a value redacted because of its key.
 const KEY_KIND: &str = "secret_field";
 
+/// What the budget names when redaction goes over it.
+const WHAT: &str = "redacted text";
+
+/// A text whose redaction went over the request's budget: nothing of it is kept.
+fn over_budget(count: u32) -> (String, u32) {
+    (marker("over_budget"), count.saturating_add(1))
+}
+
 impl Redactor {
     /// The redactor over the built-in rules (checked at startup by `crate::patterns`).
     pub fn new() -> Redactor {
@@ -223,13 +231,23 @@ impl Redactor {
     }
 
     /// Redacts a text; returns the new text and how many secrets were replaced.
+    ///
+    /// Each rule that matches builds a new copy of the text, within the request's budget
+    /// (`crate::budget`). A text whose redaction goes over the budget or the deadline is replaced
+    /// whole by one marker: a half-scanned text must never be kept (the request is refused anyway).
     pub fn redact_str(&self, text: &str) -> (String, u32) {
         let mut out = text.to_string();
         let mut count = 0u32;
         for rule in &RULES {
+            if !crate::budget::on_time(WHAT) {
+                return over_budget(count);
+            }
             let re = &*rule.pattern;
             if !re.is_match(&out) {
                 continue;
+            }
+            if !crate::budget::take(out.len(), WHAT) {
+                return over_budget(count);
             }
             let replaced = re.replace_all(&out, |c: &Captures| {
                 let whole = c.get(0).map(|m| m.as_str()).unwrap_or("");
@@ -240,9 +258,15 @@ impl Redactor {
                 count += 1;
                 let start = secret.start() - c.get(0).map(|m| m.start()).unwrap_or(0);
                 let end = start + secret.len();
-                format!("{}{}{}", &whole[..start], marker(rule.kind), &whole[end..])
+                let m = marker(rule.kind);
+                // What the marker adds beyond the copy already taken.
+                let _ = crate::budget::take(m.len(), WHAT);
+                format!("{}{}{}", &whole[..start], m, &whole[end..])
             });
             out = replaced.into_owned();
+            if crate::budget::exceeded().is_some() {
+                return over_budget(count);
+            }
         }
         (out, count)
     }
@@ -447,6 +471,17 @@ mod tests {
     #[case::url_without_password("see https://user@example.com/path and postgres://localhost/db")]
     fn code_without_secrets_is_untouched(#[case] text: &str) {
         assert_eq!(Redactor::new().redact_str(text), (text.to_string(), 0));
+    }
+
+    #[test]
+    fn a_text_over_the_request_budget_is_dropped_whole_not_kept_half_scanned() {
+        use crate::budget::{Exceeded, Limits, Scope, exceeded};
+        let text = "A_TOKEN=abcd1234 ".repeat(1000) + "ghp_4fT9kQz2LmN8xWvB1cR7yH3jP0sD6aE5gU2i";
+        let _s = Scope::enter(Limits { memory_bytes: 20_000, timeout: std::time::Duration::from_secs(60) });
+        let (out, n) = Redactor::new().redact_str(&text);
+        assert_eq!(out, "[REDACTED:over_budget]");
+        assert!(n >= 1);
+        assert_eq!(exceeded(), Some(Exceeded::Memory("redacted text")));
     }
 
     #[test]

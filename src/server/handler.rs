@@ -20,7 +20,8 @@ pub const INSTRUCTIONS: &str = "refrain remembers work for this project so you d
 - After finishing a multi-step task, call plan_store with the steps you ran so the next similar task can reuse them.\n\
 - Before re-running a read-only tool (file read, grep, web fetch/search, docs lookup), call response_cache_get; after running one, response_cache_put with the files it depends on.\n\
 - When a provider's prompt cache misses unexpectedly, call explain_cache_break; before compacting context, compact_preview.\n\
-- cache_stats shows what is stored and saved; cache_evict removes entries.";
+- cache_stats shows what is stored and saved; cache_evict removes entries.\n\
+- To see what their agents wasted and why (cache breaks, repeated reads, repeated tasks) and what refrain saved, point the user to `refrain report` in a terminal, or `refrain dashboard`, which prints a local URL to open in a browser.";
 
 /// The MCP handler: a link to the store plus the static tool list.
 #[derive(Clone)]

@@ -22,6 +22,10 @@ pub struct PlanLookupParams {
     /// allowed (default true).
     #[serde(default)]
     pub caps: RuntimeCaps,
+    /// Look up without recording anything (no hit/miss counters, no hit on the plan): for
+    /// reports over past prompts. Leave it out when you are about to do the task.
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 /// Output of `plan_lookup`.
@@ -48,7 +52,12 @@ impl Refrain {
         if p.task.trim().is_empty() {
             return fail("`task` is empty: pass the task text");
         }
-        let lookup = match service::lookup(&self.app, &p.task, &p.context, &p.caps).await {
+        let lookup = if p.dry_run {
+            service::lookup_dry(&self.app, &p.task, &p.context, &p.caps).await
+        } else {
+            service::lookup(&self.app, &p.task, &p.context, &p.caps).await
+        };
+        let lookup = match lookup {
             Ok(l) => l,
             Err(e) if e.is_caller_fixable() => return fail(e.to_string()),
             Err(e) => return Err(internal(e.to_string())),

@@ -124,6 +124,10 @@ pub fn run_compact(input: &CompactInput, rules: &Rules, access: &Access) -> Resu
                     "messages[{i}] is not a message: each must be an object with a \"role\" and its \"content\""
                 )));
             }
+            let bytes = m.iter().map(crate::prompt::compact::json_bytes).sum::<usize>();
+            if !crate::budget::take(bytes, "compaction input") {
+                return Err(crate::prompt::Error::OverBudget("compaction input").into());
+            }
             (m.clone(), input.model.clone().unwrap_or_default())
         }
         (None, Some(path)) => {

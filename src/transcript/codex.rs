@@ -2,85 +2,134 @@
 //! (messages, function calls and outputs, reasoning: the Responses API input items),
 //! `event_msg` `token_count` (usage with `cached_input_tokens`) and `compacted` (the replacement
 //! history after a compaction). A request starts where the model's output items begin.
+//! Read line by line (`Reader::feed`), like the Claude Code reader.
 
 use super::{CompactionMark, Format, Messages, Reconstruction, Transcript, Turn, push_merged, ts};
 use crate::prompt::request::{Provider, Usage};
 use serde_json::{Value, json};
 
-/// Reads Codex lines; None when none is recognised.
-pub(super) fn read(lines: &[(usize, Value)]) -> Option<Transcript> {
-    let mut segments: Vec<Vec<Value>> = vec![vec![]];
-    let mut turns: Vec<Turn> = Vec::new();
-    let mut compactions = Vec::new();
-    let mut system = None;
-    let mut model = String::new();
-    let mut open = false;
-    let mut after_compaction = false;
-    let mut last_total: Option<Value> = None;
-    for (n, v) in lines {
-        let p = v.get("payload").cloned().unwrap_or(Value::Null);
+/// The reader's state: the transcript so far plus the current model and request boundary.
+pub(super) struct Reader {
+    t: Transcript,
+    model: String,
+    open: bool,
+    after_compaction: bool,
+    last_total: Option<Value>,
+}
+
+impl Reader {
+    /// An empty reader.
+    pub(super) fn new() -> Reader {
+        Reader {
+            t: Transcript {
+                format: Format::Codex,
+                provider: Provider::OpenAiResponses,
+                lines: 0,
+                bad_lines: 0,
+                turns: Vec::new(),
+                compactions: Vec::new(),
+                sidechain_messages: 0,
+                segments: vec![vec![]],
+                system: None,
+            },
+            model: String::new(),
+            open: false,
+            after_compaction: false,
+            last_total: None,
+        }
+    }
+
+    /// Whether this line is one the reader understands (used to pick the format).
+    pub(super) fn recognises(v: &Value) -> bool {
+        matches!(
+            v.get("type").and_then(Value::as_str),
+            Some("session_meta" | "response_item" | "turn_context" | "event_msg" | "thread.started" | "turn.completed")
+        )
+    }
+
+    /// The transcript read so far.
+    pub(super) fn transcript(&self) -> &Transcript {
+        &self.t
+    }
+
+    /// The transcript read so far, for a streaming caller to free what it is done with.
+    pub(super) fn transcript_mut(&mut self) -> &mut Transcript {
+        &mut self.t
+    }
+
+    /// The transcript; None when nothing was recognised.
+    pub(super) fn finish(self) -> Option<Transcript> {
+        let t = &self.t;
+        let recognised = t.turns.len() + t.segments.iter().map(Vec::len).sum::<usize>() + t.compactions.len();
+        (recognised > 0 || !self.model.is_empty() || t.system.is_some()).then_some(self.t)
+    }
+
+    /// Reads one line (`n` is its 1-based number).
+    pub(super) fn feed(&mut self, n: usize, v: &Value) {
+        let null = Value::Null;
+        let p = v.get("payload").unwrap_or(&null);
         match v.get("type").and_then(Value::as_str) {
             Some("session_meta") => {
-                system = p
+                self.t.system = p
                     .get("base_instructions")
                     .and_then(|b| b.get("text").cloned().or_else(|| b.as_str().map(|s| Value::String(s.into()))))
-                    .or(system);
+                    .or(self.t.system.take());
             }
             Some("turn_context") => {
                 if let Some(m) = p.get("model").and_then(Value::as_str) {
-                    model = m.to_string();
+                    self.model = m.to_string();
                 }
             }
             Some("response_item") => {
-                let output = is_model_output(&p);
-                let epoch = segments.len() - 1;
-                let Some(seg) = segments.last_mut() else { continue };
-                if output && !open {
-                    turns.push(Turn {
-                        line: *n,
+                let output = is_model_output(p);
+                let epoch = self.t.segments.len() - 1;
+                let Some(seg) = self.t.segments.last_mut() else { return };
+                if output && !self.open {
+                    self.t.turns.push(Turn {
+                        line: n,
                         timestamp_ms: ts(v),
-                        model: model.clone(),
+                        model: self.model.clone(),
                         usage: None,
                         messages: Messages::Segment { epoch, upto: seg.len() },
                         reconstruction: Reconstruction::MessagesOnly,
-                        after_compaction: std::mem::take(&mut after_compaction),
+                        after_compaction: std::mem::take(&mut self.after_compaction),
                         request_id: None,
                     });
                 }
-                open = output;
-                seg.push(p);
+                self.open = output;
+                seg.push(p.clone());
             }
             Some("event_msg") if p.get("type").and_then(Value::as_str) == Some("token_count") => {
-                let Some(info) = p.get("info").filter(|i| !i.is_null()) else { continue };
+                let Some(info) = p.get("info").filter(|i| !i.is_null()) else { return };
                 let total = info.get("total_token_usage").cloned();
-                if total.is_some() && total == last_total {
-                    continue;
+                if total.is_some() && total == self.last_total {
+                    return;
                 }
-                last_total = total;
+                self.last_total = total;
                 let usage = info.get("last_token_usage").and_then(Usage::from_json);
                 if let Some(m) = info.get("model").and_then(Value::as_str) {
-                    model = m.to_string();
+                    self.model = m.to_string();
                 }
-                match turns.last_mut() {
+                match self.t.turns.last_mut() {
                     Some(t) if t.usage.is_none() && t.reconstruction != Reconstruction::UsageOnly => t.usage = usage,
-                    _ => turns.push(Turn {
-                        line: *n,
+                    _ => self.t.turns.push(Turn {
+                        line: n,
                         timestamp_ms: ts(v),
-                        model: model.clone(),
+                        model: self.model.clone(),
                         usage,
                         messages: Messages::None,
                         reconstruction: Reconstruction::UsageOnly,
-                        after_compaction: std::mem::take(&mut after_compaction),
+                        after_compaction: std::mem::take(&mut self.after_compaction),
                         request_id: None,
                     }),
                 }
             }
             Some("turn.completed") => {
                 // `codex exec --json` output: usage per turn, no request content.
-                turns.push(Turn {
-                    line: *n,
+                self.t.turns.push(Turn {
+                    line: n,
                     timestamp_ms: ts(v),
-                    model: model.clone(),
+                    model: self.model.clone(),
                     usage: v.get("usage").and_then(Usage::from_json),
                     messages: Messages::None,
                     reconstruction: Reconstruction::UsageOnly,
@@ -89,35 +138,20 @@ pub(super) fn read(lines: &[(usize, Value)]) -> Option<Transcript> {
                 });
             }
             Some("compacted") => {
-                compactions.push(CompactionMark { line: *n, trigger: None, pre_tokens: None });
+                self.t.compactions.push(CompactionMark { line: n, trigger: None, pre_tokens: None });
                 let history = match p.get("replacement_history").and_then(Value::as_array) {
                     Some(h) => h.clone(),
                     None => vec![
                         json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": p.get("message").and_then(Value::as_str).unwrap_or_default()}]}),
                     ],
                 };
-                segments.push(history);
-                after_compaction = true;
-                open = false;
+                self.t.segments.push(history);
+                self.after_compaction = true;
+                self.open = false;
             }
             _ => {}
         }
     }
-    let recognised = turns.len() + segments.iter().map(Vec::len).sum::<usize>() + compactions.len();
-    if recognised == 0 && model.is_empty() && system.is_none() {
-        return None;
-    }
-    Some(Transcript {
-        format: Format::Codex,
-        provider: Provider::OpenAiResponses,
-        lines: 0,
-        bad_lines: 0,
-        turns,
-        compactions,
-        sidechain_messages: 0,
-        segments,
-        system,
-    })
 }
 
 fn is_model_output(p: &Value) -> bool {

@@ -9,9 +9,11 @@ pub mod analyze;
 mod claude;
 mod codex;
 pub mod session;
+mod stream;
 
 pub use access::Access;
 pub use session::{SessionReport, explain_session};
+pub use stream::Stream;
 
 use crate::prompt::request::{Provider, Request, Usage};
 use serde::Serialize;
@@ -176,56 +178,34 @@ pub struct Transcript {
 const PARSED_PER_BYTE: usize = 4;
 
 impl Transcript {
-    /// Reads a transcript file after checking it against `access`.
+    /// Reads a transcript file after checking it against `access`, line by line.
     pub fn open(path: &Path, access: &Access) -> Result<Transcript, Error> {
         let path = access.check(path)?;
         let meta = std::fs::metadata(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
         if !meta.is_file() {
             return Err(Error::NotAFile(path));
         }
-        // The parsed lines take a few times the text: charge that before reading a byte.
+        // The conversation read takes a few times the text: charge that before reading a byte.
         if !crate::budget::take((meta.len() as usize).saturating_mul(PARSED_PER_BYTE), "parsed transcript") {
             return Err(Error::TooLarge { path, bytes: meta.len() });
         }
-        let text = std::fs::read_to_string(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
-        Transcript::parse(&text).ok_or_else(|| {
-            let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
-            let bad =
-                text.lines().filter(|l| !l.trim().is_empty() && serde_json::from_str::<Value>(l).is_err()).count();
-            Error::Unrecognised { path, lines, bad }
-        })
+        let file = std::fs::File::open(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
+        let mut stream = Stream::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(file)) {
+            let line = line.map_err(|source| Error::Read { path: path.clone(), source })?;
+            stream.feed_line(&line);
+        }
+        let (lines, bad) = (stream.lines, stream.bad_lines);
+        stream.finish().ok_or(Error::Unrecognised { path, lines, bad })
     }
 
     /// Parses JSONL text; None when no line is recognised.
     pub fn parse(text: &str) -> Option<Transcript> {
-        let mut lines = Vec::new();
-        let mut bad = 0;
-        for (i, l) in text.lines().enumerate() {
-            if l.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<Value>(l) {
-                Ok(v) => lines.push((i + 1, v)),
-                Err(_) => bad += 1,
-            }
+        let mut stream = Stream::new();
+        for l in text.lines() {
+            stream.feed_line(l);
         }
-        let codex = lines.iter().any(|(_, v)| {
-            matches!(
-                v.get("type").and_then(Value::as_str),
-                Some(
-                    "session_meta"
-                        | "response_item"
-                        | "turn_context"
-                        | "event_msg"
-                        | "thread.started"
-                        | "turn.completed"
-                )
-            )
-        });
-        let mut t = if codex { codex::read(&lines) } else { claude::read(&lines) }?;
-        t.lines = lines.len() + bad;
-        t.bad_lines = bad;
-        Some(t)
+        stream.finish()
     }
 
     /// The latest conversation as Anthropic-shaped messages (for compaction): the last segment.

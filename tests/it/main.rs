@@ -5,6 +5,7 @@
 
 mod adversarial;
 mod agents;
+mod browser;
 mod hook;
 mod http;
 mod install;
@@ -14,6 +15,7 @@ mod paths;
 mod plan;
 mod prompt;
 mod python_sdk;
+mod report;
 mod results;
 mod robust;
 mod security;

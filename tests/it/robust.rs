@@ -252,3 +252,80 @@ async fn concurrent_hits_from_many_clients_lose_no_count() {
     assert_eq!(stats["counters"]["results"]["hits"], (clients.len() * per_client) as u64, "{stats}");
     assert_kept(&clients[3]).await;
 }
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() { files_under(&p, out) } else { out.push(p) }
+    }
+}
+
+/// Redaction builds a new copy of a result for each rule that matches, plus a marker per secret:
+/// a result of nothing but `.env`-style secrets, legal in size, goes over a 1 MiB budget. The put
+/// is refused naming the limit, neither the result nor the entry it would replace is lost or kept
+/// half-redacted, no byte of its secrets reaches the disk, and the next put is served.
+#[tokio::test]
+async fn redaction_over_the_budget_is_refused_and_keeps_nothing_of_the_secrets() {
+    let env = Env::without_model();
+    let mut cmd = env.cmd(&["serve"]);
+    cmd.env("REFRAIN__SERVER__REQUEST_MEMORY_BYTES", (1u64 << 20).to_string());
+    let s = Server::spawn(cmd).await;
+    s.ok("response_cache_put", kept_put()).await;
+    let args = json!({"pattern": "TOKEN"});
+    s.ok("response_cache_put", json!({"tool": "Grep", "args": args, "result": "before"})).await;
+    let secrets: String = (0..40_000).map(|i| format!("K{i}_TOKEN=zq{i:06}x\n")).collect();
+    assert!(secrets.len() < 1 << 20, "within results.max_entry_bytes");
+    let r = s.call("response_cache_put", json!({"tool": "Grep", "args": args, "result": secrets})).await;
+    let t = text(&r);
+    assert_eq!(r.is_error, Some(true), "{t}");
+    assert!(t.contains("server.request_memory_bytes") && t.contains("redacted text"), "{t}");
+
+    let got = s.ok("response_cache_get", json!({"tool": "Grep", "args": args})).await;
+    assert_eq!(got["result"], "before", "the refused put replaced or lost the entry before it: {got}");
+    let clean = s
+        .ok("response_cache_put", json!({"tool": "Read", "args": {"file_path": ".env"}, "result": "A_TOKEN=zq123456x"}))
+        .await;
+    assert_eq!(clean["redactions"], 1, "the next put is served and redacted: {clean}");
+    assert_kept(&s).await;
+    drop(s);
+    let mut files = Vec::new();
+    files_under(env.home.path(), &mut files);
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap_or_default();
+        let found = bytes.windows(8).any(|w| w == b"zq000042" || w == b"zq123456");
+        assert!(!found, "a secret of the refused put reached {}", f.display());
+    }
+}
+
+/// Compaction copies the conversation and records a decision per result: a conversation of 40k
+/// small tool results, legal in size, goes over a 2 MiB budget, is refused naming the limit,
+/// and the next preview is served.
+#[tokio::test]
+async fn a_compaction_over_the_budget_is_refused_and_the_next_is_served() {
+    let env = Env::without_model();
+    let mut cmd = env.cmd(&["serve"]);
+    cmd.env("REFRAIN__SERVER__REQUEST_MEMORY_BYTES", (2u64 << 20).to_string());
+    let s = Server::spawn(cmd).await;
+    s.ok("response_cache_put", kept_put()).await;
+    let conversation = |n: usize| {
+        let mut m = vec![json!({"role": "user", "content": "tidy the repo"})];
+        for i in 0..n {
+            let id = format!("toolu_{i:06}");
+            m.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {"file_path": format!("f{i}")}}]}));
+            m.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "x".repeat(120)}]}));
+        }
+        Value::Array(m)
+    };
+    let big = conversation(20_000);
+    assert!(big.to_string().len() < 8 << 20, "within server.max_message_bytes");
+    let policy = json!({"keep_tool_uses": 1, "trigger_tokens": 0});
+    let r = s.call("compact_preview", json!({"messages": big, "policy": policy, "include_messages": false})).await;
+    let t = text(&r);
+    assert_eq!(r.is_error, Some(true), "{t}");
+    assert!(t.contains("server.request_memory_bytes") && t.contains("compaction"), "{t}");
+
+    let small = s.ok("compact_preview", json!({"messages": conversation(5), "policy": policy})).await["plan"].clone();
+    assert!(small["tokens_after"].as_u64() < small["tokens_before"].as_u64(), "{small}");
+    assert_kept(&s).await;
+}

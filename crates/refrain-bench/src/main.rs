@@ -9,9 +9,11 @@ mod crash;
 mod dedup;
 mod driver;
 mod families;
+mod history;
 mod load;
 mod measure;
 mod preload;
+mod report_history;
 mod stall;
 mod work;
 

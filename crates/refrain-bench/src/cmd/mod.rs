@@ -45,6 +45,15 @@ pub enum Scenario {
     Load(fault::LoadArgs),
     /// The latency of a cheap request while another client sends the slowest legal request.
     Stall(crate::stall::StallArgs),
+    /// Time and peak memory of `refrain report` over a synthetic agent history of growing size.
+    ReportHistory {
+        /// History sizes in MiB, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "128,256,512,1024")]
+        sizes_mb: Vec<u64>,
+        /// Where to write the synthetic history (reused by later runs).
+        #[arg(long, default_value = "target/bench-history")]
+        dir: PathBuf,
+    },
     /// Replay recorded sessions: reads refrain's read dedup would answer with a note, tokens saved.
     Dedup {
         /// Transcript files or directories (default: tests/fixtures/transcripts).
@@ -70,6 +79,11 @@ pub fn run(global: &GlobalArgs, scenario: Scenario) -> anyhow::Result<ExitCode> 
         Scenario::All(a) => all::run(global, a),
         Scenario::Crash(a) => fault::run_crash(global, a),
         Scenario::Load(a) => fault::run_load(global, a),
+        Scenario::ReportHistory { sizes_mb, dir } => {
+            let refrain = crate::driver::binary();
+            crate::report_history::run(&crate::report_history::Args { sizes_mb, dir, refrain })?;
+            Ok(ExitCode::SUCCESS)
+        }
         Scenario::Dedup { paths, json } => {
             crate::dedup::run(&paths, json)?;
             Ok(ExitCode::SUCCESS)

@@ -1,0 +1,329 @@
+//! One history file, read line by line (never whole): the requests and their reported usage,
+//! every cache break between consecutive requests with its cause, repeated reads and prompts.
+//!
+//! Requests come from the transcript readers (`transcript::Stream`); a pair is explained with
+//! `explain_cache_break`'s machinery only when the reported usage shows a break, or, without
+//! usage, when something that can break the cache happened (model change, compaction, a pause
+//! longer than the TTL). Memory holds the current context window, not the file.
+
+use super::breaks::{self, BreakRecord};
+use super::model::{AgentKind, Tokens, Waste};
+use super::observe::Observer;
+use super::price::Price;
+use super::sources::{HistoryFile, project_of};
+use crate::prompt::rules::Rules;
+use crate::transcript::{Stream, Transcript};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
+
+/// What the analysis needs besides the file.
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx<'a> {
+    /// Provider rules (prices, TTLs).
+    pub rules: &'a Rules,
+    /// Ignore activity before this time (ms since the epoch).
+    pub since_ms: Option<i64>,
+}
+
+/// A prompt the user gave, with the prompt tokens the requests answering it used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    /// The text (shortened).
+    pub text: String,
+    /// Line it was given on.
+    pub line: usize,
+    /// Prompt tokens of the requests until the next prompt.
+    pub tokens: u64,
+}
+
+/// A file's figures: everything the report adds up.
+#[derive(Debug, Clone, Default)]
+pub struct FileSummary {
+    /// Which agent wrote it.
+    pub agent: Option<AgentKind>,
+    /// The project (root) of the session.
+    pub project: String,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Lines read.
+    pub lines: u64,
+    /// Lines that were not JSON.
+    pub bad_lines: u64,
+    /// The model most requests went to (for prices of what refrain saved).
+    pub model: String,
+    /// Per UTC day: tokens and waste.
+    pub days: BTreeMap<String, (Tokens, Waste)>,
+    /// Every cache break.
+    pub breaks: Vec<BreakRecord>,
+    /// Repeated reads per file: (count, tokens, usd).
+    pub reads: BTreeMap<String, (u64, u64, f64)>,
+    /// The user's prompts.
+    pub prompts: Vec<Prompt>,
+}
+
+/// Reads one history file; `progress` is told about every chunk of bytes read.
+pub fn analyze(file: &HistoryFile, ctx: Ctx<'_>, progress: &dyn Fn(u64)) -> std::io::Result<FileSummary> {
+    let f = std::fs::File::open(&file.path)?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 18, f);
+    let mut s = State::new(file, ctx);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        progress(n as u64);
+        s.out.bytes += n as u64;
+        s.line(&buf);
+    }
+    Ok(s.finish())
+}
+
+struct State<'a> {
+    ctx: Ctx<'a>,
+    agent: AgentKind,
+    stream: Stream,
+    obs: Observer,
+    out: FileSummary,
+    /// Turns accounted so far.
+    done: usize,
+    /// Whether the file is a subagent's own (every message on a side chain), decided at the first message.
+    sidechain_file: Option<bool>,
+    /// Side-chain requests inside a main file: message id -> (time, model, usage). Counted, not explained.
+    side_usage: HashMap<String, (Option<i64>, String, crate::prompt::request::Usage)>,
+    models: HashMap<String, u64>,
+    fallback_day: String,
+    /// What to call the project when no line names the working directory.
+    unknown_project: String,
+}
+
+impl<'a> State<'a> {
+    fn new(file: &HistoryFile, ctx: Ctx<'a>) -> State<'a> {
+        State {
+            ctx,
+            agent: file.agent,
+            stream: Stream::new(),
+            obs: Observer::default(),
+            out: FileSummary { agent: Some(file.agent), ..FileSummary::default() },
+            done: 0,
+            sidechain_file: None,
+            side_usage: HashMap::new(),
+            models: HashMap::new(),
+            fallback_day: day_of(file.mtime_ms),
+            unknown_project: unknown_project(file),
+        }
+    }
+
+    fn line(&mut self, raw: &[u8]) {
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            self.stream.skip_line(false);
+            return;
+        }
+        let Ok(mut v) = serde_json::from_slice::<Value>(raw) else {
+            self.stream.skip_line(true);
+            return;
+        };
+        let ts = crate::transcript::ts(&v);
+        let in_range = self.ctx.since_ms.is_none_or(|s| ts.is_none_or(|t| t >= s));
+        let seen = match self.agent {
+            AgentKind::ClaudeCode => {
+                if self.side_chain(&mut v) {
+                    self.stream.feed_value(&v);
+                    return;
+                }
+                self.obs.claude(&v)
+            }
+            AgentKind::Codex => self.obs.codex(&v),
+        };
+        let line = self.stream.line_no() + 1;
+        self.stream.feed_value(&v);
+        if in_range {
+            if let Some(text) = seen.prompt {
+                self.out.prompts.push(Prompt { text, line, tokens: 0 });
+            }
+            if !seen.repeats.is_empty() {
+                self.repeats(seen.repeats, ts);
+            }
+        }
+        self.account_complete_turns(false);
+    }
+
+    /// Accounts reads that repeated an unchanged read.
+    fn repeats(&mut self, repeats: Vec<super::reads::Repeat>, ts: Option<i64>) {
+        let day = ts.map(day_of).unwrap_or_else(|| self.fallback_day.clone());
+        let price = self.price(&self.current_model());
+        for r in repeats {
+            let usd = price.added(r.tokens);
+            let e = self.out.reads.entry(r.path).or_default();
+            *e = (e.0 + 1, e.1 + r.tokens, e.2 + usd);
+            let w = &mut self.out.days.entry(day.clone()).or_default().1;
+            w.repeated_reads += 1;
+            w.repeated_read_tokens += r.tokens;
+            w.repeated_read_usd += usd;
+        }
+    }
+
+    /// Handles subagent lines; true when the line was a side-chain line of a main file (counted
+    /// for usage only). A subagent's own file is read as a conversation of its own.
+    fn side_chain(&mut self, v: &mut Value) -> bool {
+        if v.get("message").is_none() {
+            return false;
+        }
+        let side = v.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        let own = *self.sidechain_file.get_or_insert(side);
+        if !side {
+            return false;
+        }
+        if own {
+            if let Some(o) = v.as_object_mut() {
+                o.insert("isSidechain".into(), Value::Bool(false));
+            }
+            return false;
+        }
+        let m = v.get("message");
+        if let (Some(id), Some(u)) = (
+            m.and_then(|m| m.get("id")).and_then(Value::as_str),
+            m.and_then(|m| m.get("usage")).and_then(crate::prompt::request::Usage::from_json),
+        ) {
+            let model = m.and_then(|m| m.get("model")).and_then(Value::as_str).unwrap_or_default().to_string();
+            if self.side_usage.len() < 100_000 {
+                self.side_usage.insert(id.to_string(), (crate::transcript::ts(v), model, u));
+            }
+        }
+        true
+    }
+
+    fn current_model(&self) -> String {
+        self.stream.transcript().map(|t| t.model().to_string()).unwrap_or_default()
+    }
+
+    fn price(&self, model: &str) -> Price {
+        let provider = match self.agent {
+            AgentKind::ClaudeCode => crate::prompt::Provider::Anthropic,
+            AgentKind::Codex => crate::prompt::Provider::OpenAiResponses,
+        };
+        Price::of(self.ctx.rules, provider, model)
+    }
+
+    /// Accounts every turn that is complete: one whose successor started (or all at the end).
+    fn account_complete_turns(&mut self, all: bool) {
+        let Some(t) = self.stream.transcript() else { return };
+        let n = t.turns.len();
+        let upto = if all { n } else { n.saturating_sub(1) };
+        while self.done < upto {
+            let i = self.done;
+            account_turn(t, i, self.ctx, &mut self.out, &mut self.models, &self.fallback_day);
+            self.done += 1;
+        }
+        if self.done > 0 && !all {
+            self.stream.forget_before(self.done - 1);
+        }
+    }
+
+    fn finish(mut self) -> FileSummary {
+        self.account_complete_turns(true);
+        for (_, (ts, model, u)) in std::mem::take(&mut self.side_usage) {
+            if self.ctx.since_ms.is_some_and(|s| ts.is_some_and(|t| t < s)) {
+                continue;
+            }
+            let day = ts.map(day_of).unwrap_or_else(|| self.fallback_day.clone());
+            let tokens = self.price(&model).tokens(&u);
+            self.out.days.entry(day).or_default().0.add(&tokens);
+        }
+        self.out.lines = self.stream.lines as u64;
+        self.out.bad_lines = self.stream.bad_lines as u64;
+        self.out.model =
+            self.models.iter().max_by_key(|(m, n)| (**n, (*m).clone())).map(|(m, _)| m.clone()).unwrap_or_default();
+        self.out.project = match self.obs.cwd.as_deref() {
+            Some(cwd) => project_of(cwd),
+            None => self.unknown_project.clone(),
+        };
+        self.out
+    }
+}
+
+/// Adds turn `i`'s usage, its tokens to the prompt it answers, and the break before it, if any.
+fn account_turn(
+    t: &Transcript,
+    i: usize,
+    ctx: Ctx<'_>,
+    out: &mut FileSummary,
+    models: &mut HashMap<String, u64>,
+    fallback_day: &str,
+) {
+    let turn = &t.turns[i];
+    if ctx.since_ms.is_some_and(|s| turn.timestamp_ms.is_some_and(|ts| ts < s)) {
+        return;
+    }
+    let day = turn.timestamp_ms.map(day_of).unwrap_or_else(|| fallback_day.to_string());
+    let price = Price::of(ctx.rules, t.provider, &turn.model);
+    if let Some(u) = &turn.usage {
+        let tokens = price.tokens(u);
+        if let Some(p) = out.prompts.iter_mut().rev().find(|p| p.line < turn.line) {
+            p.tokens += tokens.prompt();
+        }
+        *models.entry(turn.model.clone()).or_default() += 1;
+        out.days.entry(day.clone()).or_default().0.add(&tokens);
+    }
+    if i == 0 {
+        return;
+    }
+    if let Some(b) = breaks::between(t, i, ctx.rules, price, day.clone()) {
+        let w = &mut out.days.entry(day).or_default().1;
+        w.breaks += 1;
+        w.break_tokens += b.tokens;
+        w.break_usd += b.usd;
+        out.breaks.push(b);
+    }
+}
+
+/// A name for a session whose lines never name their working directory: Claude Code's project
+/// folder names it (the directory with `/` written as `-`, so only a guess when a name held a
+/// `-`, hence the mark); Codex files its rollouts by date, which names no project.
+fn unknown_project(file: &HistoryFile) -> String {
+    let folder = file.path.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
+    match (file.agent, folder) {
+        (AgentKind::ClaudeCode, Some(f)) if f.starts_with('-') => format!("{} (from folder name)", f.replace('-', "/")),
+        (AgentKind::ClaudeCode, Some(f)) => format!("(unknown: Claude Code folder {f})"),
+        (AgentKind::Codex, _) => "(unknown: Codex sessions without a working directory)".into(),
+        (_, None) => "(unknown)".into(),
+    }
+}
+
+/// The UTC date of a time in ms since the epoch (`YYYY-MM-DD`).
+pub fn day_of(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// RFC 3339 (UTC, seconds) of a time in ms since the epoch.
+pub fn timestamp_of(ms: i64) -> String {
+    let secs = ms.div_euclid(1000).rem_euclid(86_400);
+    format!("{}T{:02}:{:02}:{:02}Z", day_of(ms), secs / 3600, secs / 60 % 60, secs % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_are_utc_dates() {
+        assert_eq!(timestamp_of(1_795_311_205_117), "2026-11-22T01:33:25Z");
+        assert_eq!(day_of(0), "1970-01-01");
+        assert_eq!(day_of(1_795_311_205_117), "2026-11-22");
+        assert_eq!(day_of(1_749_895_200_000), "2025-06-14");
+        assert_eq!(day_of(-1), "1969-12-31");
+    }
+}

@@ -1,0 +1,180 @@
+//! The terminal summary: one screen (under 40 lines) saying what was wasted, why, and what
+//! refrain saved. Everything else is in `--json` and the page.
+
+use super::model::Report;
+use std::fmt::Write;
+
+/// Rows shown per ranked list.
+const ROWS: usize = 5;
+
+/// Renders the one-screen summary.
+pub fn render(r: &Report) -> String {
+    let mut o = String::new();
+    let t = &r.totals;
+    let span = match (r.days.first(), r.days.last()) {
+        (Some(a), Some(b)) => format!("{} .. {}", a.date, b.date),
+        _ => "no activity".into(),
+    };
+    let _ = writeln!(
+        o,
+        "refrain report: {} history files, {} projects, {span} ({} read)",
+        r.history.files,
+        r.projects.len(),
+        bytes(r.history.bytes)
+    );
+    let tk = &t.tokens;
+    let share = if tk.prompt() > 0 { 100.0 * tk.cache_read as f64 / tk.prompt() as f64 } else { 0.0 };
+    let _ = writeln!(
+        o,
+        "prompt tokens {} in {} requests: cache reads {} ({share:.0}%), writes {}, misses {}; input ~${:.2}",
+        num(tk.prompt()),
+        num(tk.requests),
+        num(tk.cache_read),
+        num(tk.cache_write),
+        num(tk.uncached),
+        tk.input_usd
+    );
+    let w = &t.waste;
+    let _ = writeln!(o, "\nWASTED                                              tokens     ~USD");
+    let _ = writeln!(
+        o,
+        "  cache breaks     {:<30} {:>9} {:>9}",
+        count(w.breaks, "break"),
+        num(w.break_tokens),
+        usd(w.break_usd)
+    );
+    let _ = writeln!(
+        o,
+        "  repeated reads   {:<30} {:>9} {:>9}",
+        format!("{} unchanged", count(w.repeated_reads, "re-read")),
+        num(w.repeated_read_tokens),
+        usd(w.repeated_read_usd)
+    );
+    let _ = writeln!(
+        o,
+        "  repeated tasks   {:<30} {:>9}   (spent by those sessions)",
+        format!("{} had a stored plan", count(t.repeated_tasks, "prompt")),
+        num(t.repeated_task_tokens)
+    );
+    if !r.causes.is_empty() {
+        let _ = writeln!(o, "\nWHY THE CACHE BROKE");
+        for c in r.causes.iter().take(ROWS) {
+            let _ =
+                writeln!(o, "  {:<52} {:>6} {:>9} {:>9}", clip(&c.label, 52), num(c.breaks), num(c.tokens), usd(c.usd));
+        }
+        if let Some(c) = r.causes.first() {
+            let _ = writeln!(o, "  fix the top one: {}", clip(&c.fix, 110));
+        }
+    }
+    if !r.repeated_files.is_empty() {
+        let _ = writeln!(o, "\nFILES READ AGAIN UNCHANGED");
+        for f in r.repeated_files.iter().take(ROWS) {
+            let _ = writeln!(
+                o,
+                "  {:<52} {:>5}x {:>9} {:>9}",
+                clip_left(&f.path, 52),
+                f.rereads,
+                num(f.tokens),
+                usd(f.usd)
+            );
+        }
+    }
+    if !r.projects.is_empty() {
+        let _ = writeln!(o, "\nPROJECTS (most waste first)");
+        for p in r.projects.iter().take(ROWS) {
+            let agents: Vec<&str> = p.agents.iter().map(|a| a.short()).collect();
+            let _ = writeln!(
+                o,
+                "  {:<44} {:<12} {:>4} {:<8}  breaks {:>8}  reads {:>8}",
+                clip_left(&p.root, 44),
+                agents.join(","),
+                p.sessions,
+                if p.sessions == 1 { "session" } else { "sessions" },
+                usd(p.waste.break_usd),
+                usd(p.waste.repeated_read_usd)
+            );
+        }
+    }
+    let _ = writeln!(o, "\nREFRAIN SAVED");
+    let _ = writeln!(
+        o,
+        "  plans served {} · results served {} · {} tokens (~{}) · wrong-hit reports {}",
+        num(t.plan_hits),
+        num(t.result_hits),
+        num(t.tokens_saved),
+        usd(t.usd_saved),
+        num(t.wrong_hit_reports)
+    );
+    for n in r.notes.iter().take(3) {
+        let _ = writeln!(o, "  note: {}", clip(n, 120));
+    }
+    if r.notes.len() > 3 {
+        let _ = writeln!(o, "  ... {} more notes in --json", r.notes.len() - 3);
+    }
+    let _ = writeln!(
+        o,
+        "\nDollars are estimates (provider rules as of {}). --json for every figure; --html FILE or `refrain dashboard` for charts.",
+        r.rules_as_of
+    );
+    o
+}
+
+/// A count with a K/M/B suffix.
+pub fn num(n: u64) -> String {
+    match n {
+        0..=9_999 => n.to_string(),
+        10_000..=999_999 => format!("{:.1}K", n as f64 / 1e3),
+        1_000_000..=999_999_999 => format!("{:.1}M", n as f64 / 1e6),
+        _ => format!("{:.2}B", n as f64 / 1e9),
+    }
+}
+
+/// A count and its noun, singular for one (`1 break`, `3 breaks`).
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 { format!("{} {noun}", num(n)) } else { format!("{} {noun}s", num(n)) }
+}
+
+/// Dollars with cents (four places under a cent).
+pub fn usd(x: f64) -> String {
+    if x > 0.0 && x < 0.01 { format!("${x:.4}") } else { format!("${x:.2}") }
+}
+
+fn bytes(n: u64) -> String {
+    match n {
+        0..=1_048_575 => format!("{:.1} KB", n as f64 / 1024.0),
+        1_048_576..=1_073_741_823 => format!("{:.1} MB", n as f64 / 1_048_576.0),
+        _ => format!("{:.2} GB", n as f64 / 1_073_741_824.0),
+    }
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() > n { format!("{}…", s.chars().take(n - 1).collect::<String>()) } else { s.to_string() }
+}
+
+/// Keeps the end of a path, which says most.
+fn clip_left(s: &str, n: usize) -> String {
+    let c = s.chars().count();
+    if c > n { format!("…{}", s.chars().skip(c - n + 1).collect::<String>()) } else { s.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_at_a_glance() {
+        assert_eq!(num(950), "950");
+        assert_eq!(num(12_345), "12.3K");
+        assert_eq!(num(31_200_000), "31.2M");
+        assert_eq!(usd(0.00025875), "$0.0003");
+        assert_eq!(usd(12.4), "$12.40");
+        assert_eq!(clip_left("/a/very/long/path/file.rs", 10), "…h/file.rs");
+    }
+
+    #[test]
+    fn an_empty_report_still_fits_and_says_so() {
+        let out = render(&Report::default());
+        assert!(out.contains("no activity"));
+        assert!(out.lines().count() < 40);
+    }
+}
