@@ -14,7 +14,6 @@ mod plans;
 mod report;
 mod runtime_env;
 mod serve;
-mod stores;
 mod trust_cmd;
 
 use crate::config::{Config, Overrides, Sourced};

@@ -5,7 +5,9 @@
 //! stderr is a terminal (pipes and CI logs stay clean); default features off (no unicode-width
 //! tables), since the bar shows ASCII only.
 
-use super::{GlobalArgs, stores};
+mod stores;
+
+use super::GlobalArgs;
 use crate::config::{Config, Overrides};
 use crate::project::Project;
 use crate::prompt::rules::Rules;

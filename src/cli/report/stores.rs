@@ -4,7 +4,7 @@
 //! the owner lock for the moment of the report, open the store and ask it directly. A store that
 //! can be reached neither way is reported as unreadable, with why, never guessed.
 
-use super::report::Plan;
+use super::Plan;
 use crate::app::App;
 use crate::config::Config;
 use crate::plan::service;
