@@ -7,7 +7,8 @@
 //!   `integrate` (registration in agents' config files) — plain Rust, no rmcp types.
 //! - `app`: the cheap-to-clone handle every tool receives.
 //! - infrastructure: `store` (the only sled user), `index` (hnsw_rs), `embed` (fastembed),
-//!   `config`, `project`.
+//!   `verify` (the verification stage: exact text, gates, the cross-encoder, calibrated
+//!   thresholds), `config`, `project`.
 
 pub mod app;
 pub mod bench;
@@ -26,3 +27,4 @@ pub mod stats;
 pub mod store;
 pub mod tools;
 pub mod transcript;
+pub mod verify;

@@ -3,6 +3,7 @@
 //! This module is the only place that reads the environment for settings. Each section lives in its
 //! own file; `refrain config` prints the resolved values and where each came from.
 
+mod matching;
 mod model;
 mod plans;
 mod prompt;
@@ -10,6 +11,7 @@ mod results;
 mod server;
 mod sources;
 
+pub use matching::MatchingConfig;
 pub use model::ModelConfig;
 pub use plans::{LlmConfig, PlansConfig};
 pub use prompt::PromptConfig;
@@ -37,6 +39,8 @@ pub struct Config {
     pub llm: LlmConfig,
     /// Result cache limits, TTLs and thresholds.
     pub results: ResultsConfig,
+    /// How sure refrain must be before serving a stored plan or result for a new request.
+    pub matching: MatchingConfig,
     /// Prompt-cache analysis: provider rules and transcript roots.
     pub prompt: PromptConfig,
     /// Agent hook behaviour.

@@ -64,8 +64,9 @@ impl FastEmbedder {
     }
 }
 
-/// `ort::init_from` may run once per process; later calls reuse the first result.
-fn init_runtime(path: &Path) -> Result<(), Error> {
+/// Loads the ONNX runtime library. `ort::init_from` may run once per process; later calls reuse
+/// the first result (the embedder and the verifier share it).
+pub fn init_runtime(path: &Path) -> Result<(), Error> {
     static INIT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     INIT.get_or_init(|| {
         let builder = ort::init_from(path).map_err(|e| format!("cannot load ONNX runtime {}: {e}", path.display()))?;

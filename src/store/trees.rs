@@ -24,5 +24,11 @@ pub const RESPONSE_LRU: TreeName = TreeName("response_lru");
 pub const RESPONSE_DEPS: TreeName = TreeName("response_deps");
 /// Exact key -> LRU ticket, last use and hits of a result; plus the results' byte counters.
 pub const RESPONSE_USE: TreeName = TreeName("response_use");
+/// Hash of namespace + tool + normalised query -> exact key: results found by their exact text.
+pub const RESPONSE_TEXTS: TreeName = TreeName("response_texts");
+/// Exact key -> failure reports and the raised threshold of a result served by meaning.
+pub const RESPONSE_FEEDBACK: TreeName = TreeName("response_feedback");
+/// Cached answers of the optional LLM judge, per (stored, new) request pair.
+pub const VERIFY_LLM: TreeName = TreeName("verify_llm");
 /// Session events noted by hooks (compactions).
 pub const EVENTS: TreeName = TreeName("events");
