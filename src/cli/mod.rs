@@ -7,7 +7,6 @@ mod bench_all;
 mod bench_fault;
 mod bench_plans;
 mod bench_prompt;
-mod bench_quality;
 mod bench_results;
 mod bench_speed;
 mod bench_startup;

@@ -97,6 +97,8 @@ impl Refrain {
                     trees::RESPONSE_LRU,
                     trees::RESPONSE_DEPS,
                     trees::RESPONSE_USE,
+                    trees::RESPONSE_TEXTS,
+                    trees::RESPONSE_FEEDBACK,
                     trees::VECTORS,
                 ] {
                     n += store.clear(t).map_err(|e| internal(e.to_string()))?;

@@ -9,6 +9,7 @@ mod hook;
 mod http;
 mod install;
 mod limits;
+mod matching;
 mod plan;
 mod prompt;
 mod python_sdk;

@@ -75,6 +75,23 @@ impl Env {
         env
     }
 
+    /// A fresh project and home whose model directory holds the real embedding model and runtime,
+    /// no verifier model, and this calibration (so tests can put the threshold where they need it).
+    pub fn with_calibration(calibration: &Value) -> Env {
+        let mut env = Env::new();
+        let dir = env.home.path().join("models");
+        std::fs::create_dir_all(dir.join("verifier")).expect("models dir");
+        for entry in std::fs::read_dir(model_dir()).expect("provisioned models") {
+            let entry = entry.expect("entry");
+            if entry.file_name() != "verifier" {
+                std::os::unix::fs::symlink(entry.path(), dir.join(entry.file_name())).expect("link model files");
+            }
+        }
+        std::fs::write(dir.join("verifier").join("calibration.json"), calibration.to_string()).expect("calibration");
+        env.models = dir;
+        env
+    }
+
     /// The project root (canonical).
     pub fn root(&self) -> PathBuf {
         self.project.path().canonicalize().expect("canonical project")
