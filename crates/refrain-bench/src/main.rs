@@ -2,6 +2,13 @@
 //! stdio, or the library in process). Kept out of the shipped `refrain` binary, which is only the
 //! product.
 
+mod calibrate;
+mod mcp;
+mod record;
+mod results_eval;
+mod sets;
+mod speed;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -17,13 +24,26 @@ struct Cli {
 enum Command {
     /// Print the refrain library version this bench was built against.
     Version,
+    /// The result cache's match quality over MCP on several datasets; writes evaluation records.
+    ResultsEval(results_eval::Args),
+    /// Thresholds from evaluation records (writes calibration.json) and the per-dataset report,
+    /// leave-one-dataset-out included.
+    Calibrate(calibrate::Args),
+    /// What verification adds to a lookup by meaning on one core (embedding reported apart).
+    VerifySpeed(speed::Args),
 }
 
 fn main() -> anyhow::Result<ExitCode> {
     match Cli::parse().command {
         Command::Version => {
             eprintln!("refrain-bench {}", env!("CARGO_PKG_VERSION"));
-            Ok(ExitCode::SUCCESS)
         }
+        Command::ResultsEval(a) => {
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(results_eval::run(&a))?;
+        }
+        Command::Calibrate(a) => calibrate::run(&a)?,
+        Command::VerifySpeed(a) => speed::run(&a)?,
     }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,245 @@
+//! `refrain-bench calibrate`: turns evaluation records into `calibration.json` and reports what the
+//! resulting thresholds do, per dataset: on its development split, on its test split, and
+//! leave-one-dataset-out (thresholds from every other dataset's development split, measured on
+//! this one's test split: the figures that count).
+//!
+//! The rule is refrain's own (`refrain::verify::calib`): per development dataset, the lowest
+//! threshold whose one-sided 95% Clopper-Pearson upper bound on the share of negative lookups
+//! served anything is at most the rate; the strictest dataset wins.
+
+use crate::record::{self, Record};
+use refrain::verify::calib::{self, Calibration, Negatives};
+use refrain::verify::{Gate, Method};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Flags of `calibrate`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Record files written by `results-eval` (and the plan runner).
+    #[arg(required = true)]
+    pub records: Vec<PathBuf>,
+    /// Write the calibration here (e.g. models/verifier/calibration.json).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The verifier model directory the records were made with (its model.onnx sha256 is recorded).
+    #[arg(long)]
+    pub verifier: Option<PathBuf>,
+    /// The rate the report is computed at (`matching.max_wrong_rate`).
+    #[arg(long, default_value_t = 0.01)]
+    pub rate: f64,
+    /// Also report the result figures with the number/version gate off, to show what it earns.
+    #[arg(long)]
+    pub compare_gates: bool,
+}
+
+/// How candidates are scored when recomputing a decision.
+#[derive(Debug, Clone, Copy)]
+pub struct Opts {
+    /// Scores come from this method.
+    pub method: Method,
+    /// Candidates whose numbers/versions differ are dropped.
+    pub values_gate: bool,
+}
+
+/// The best candidate's score and whether serving it is right, as the server would decide.
+pub fn best(r: &Record, o: Opts) -> Option<(f32, bool)> {
+    if r.candidates.is_empty() {
+        // Records without candidates (plan runners): the record's own best.
+        let s = match o.method {
+            Method::Cosine => r.cosine,
+            _ if r.method.as_deref() == Some("exact") => Some(1.0),
+            _ if r.method.as_deref() == Some(o.method.name()) => r.score,
+            _ => None,
+        };
+        return s.map(|s| (s, r.best_right));
+    }
+    r.candidates
+        .iter()
+        .filter_map(|c| {
+            if c.exact {
+                return Some((1.0, c.right));
+            }
+            match c.gate.as_deref() {
+                Some(g) if g == Gate::Values.reason() && o.values_gate => return None,
+                Some(g) if g == Gate::Floor.reason() && o.method == Method::CrossEncoder => return None,
+                _ => {}
+            }
+            let s = if o.method == Method::Cosine { Some(c.cosine) } else { c.verifier };
+            s.map(|s| (s, c.right))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// Figures at one threshold.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Figures {
+    positives: usize,
+    right: usize,
+    wrong: usize,
+    negatives: usize,
+    served: usize,
+}
+
+fn measure(records: &[&Record], o: Opts, t: f32) -> Figures {
+    let mut f = Figures::default();
+    for r in records {
+        let b = best(r, o).filter(|(s, _)| *s >= t);
+        if r.expect == "hit" {
+            f.positives += 1;
+            match b {
+                Some((_, true)) => f.right += 1,
+                Some((_, false)) => f.wrong += 1,
+                None => {}
+            }
+        } else {
+            f.negatives += 1;
+            f.served += usize::from(b.is_some());
+        }
+    }
+    f
+}
+
+fn pct(n: usize, d: usize) -> String {
+    if d == 0 { "-".to_string() } else { format!("{:.1}%", 100.0 * n as f64 / d as f64) }
+}
+
+/// "right / wrong of positives" for a table cell.
+fn hits_cell(f: &Figures) -> String {
+    format!("{} right, {} wrong of {}", pct(f.right, f.positives), pct(f.wrong, f.positives), f.positives)
+}
+
+/// "served of negatives (upper bound)" for a table cell.
+fn negatives_cell(f: &Figures) -> String {
+    if f.negatives == 0 {
+        return "-".into();
+    }
+    let ub = 100.0 * calib::upper_bound(f.served, f.negatives, calib::CONFIDENCE);
+    format!("{} of {} (<= {ub:.1}%)", pct(f.served, f.negatives), f.negatives)
+}
+
+type Groups<'a> = BTreeMap<(String, String), BTreeMap<String, Vec<&'a Record>>>;
+
+/// Records grouped by (kind, dataset) then split.
+fn group(records: &[Record]) -> Groups<'_> {
+    let mut g: Groups<'_> = BTreeMap::new();
+    for r in records {
+        g.entry((r.kind.clone(), r.dataset.clone())).or_default().entry(r.split.clone()).or_default().push(r);
+    }
+    g
+}
+
+fn negatives(dev: &[&Record], o: Opts) -> Negatives {
+    let scores: Vec<Option<f32>> =
+        dev.iter().filter(|r| r.expect == "miss").map(|r| best(r, o).map(|(s, _)| s)).collect();
+    Negatives::from_scores(&scores)
+}
+
+fn methods(records: &[Record]) -> Vec<Method> {
+    let has_model = records.iter().any(|r| r.candidates.iter().any(|c| c.verifier.is_some()))
+        || records.iter().any(|r| r.method.as_deref() == Some("cross_encoder"));
+    if has_model { vec![Method::CrossEncoder, Method::Cosine] } else { vec![Method::Cosine] }
+}
+
+/// Builds the calibration from the records' development splits.
+pub fn build(records: &[Record], verifier_sha256: Option<String>) -> Calibration {
+    let mut c = Calibration {
+        version: 1,
+        rule: "per development dataset, the lowest threshold whose one-sided 95% Clopper-Pearson upper bound on the share of negative lookups served anything is at most matching.max_wrong_rate; the strictest dataset wins".into(),
+        embedding_model: refrain::embed::MODEL_NAME.into(),
+        verifier_sha256,
+        kinds: BTreeMap::new(),
+    };
+    for ((kind, dataset), splits) in group(records) {
+        let Some(dev) = splits.get("dev") else { continue };
+        for m in methods(records) {
+            let o = Opts { method: m, values_gate: true };
+            let neg = negatives(dev, o);
+            if neg.n == 0 {
+                continue;
+            }
+            c.kinds.entry(kind.clone()).or_default().entry(m.name().into()).or_default().insert(dataset.clone(), neg);
+        }
+    }
+    c
+}
+
+/// Runs the command: writes the calibration and prints the report (Markdown) on stdout.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let mut records = Vec::new();
+    for p in &args.records {
+        records.extend(record::read(p)?);
+    }
+    let sha = match &args.verifier {
+        Some(dir) => {
+            let bytes = std::fs::read(dir.join("model.onnx"))
+                .map_err(|e| anyhow::anyhow!("cannot read {}/model.onnx: {e}", dir.display()))?;
+            use sha2::Digest;
+            Some(hex::encode(sha2::Sha256::digest(&bytes)))
+        }
+        None => None,
+    };
+    let c = build(&records, sha);
+    if let Some(out) = &args.out {
+        std::fs::write(out, serde_json::to_string_pretty(&c)? + "\n")?;
+        eprintln!("wrote {}", out.display());
+    }
+    report(&records, args)
+}
+
+fn report(records: &[Record], args: &Args) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let groups = group(records);
+    for m in methods(records) {
+        let gates: &[bool] = if args.compare_gates { &[true, false] } else { &[true] };
+        for &values_gate in gates {
+            let o = Opts { method: m, values_gate };
+            let gate_note = if values_gate { "" } else { ", number/version gate off" };
+            writeln!(out, "\n### {} at max_wrong_rate {}{gate_note}\n", m.name(), args.rate)?;
+            writeln!(
+                out,
+                "| kind | dataset | threshold (set by) | dev: hits | dev: negatives served | test: hits | test: negatives served | leave-one-out threshold | leave-one-out test: hits | leave-one-out test: negatives served |"
+            )?;
+            writeln!(out, "|---|---|---|---|---|---|---|---|---|---|")?;
+            for ((kind, dataset), splits) in &groups {
+                let all = threshold(&groups, kind, None, o, args.rate);
+                let loo = threshold(&groups, kind, Some(dataset), o, args.rate);
+                let get = |s: &str| splits.get(s).map(Vec::as_slice).unwrap_or_default();
+                let (dev, test) = (measure(get("dev"), o, all.0), measure(get("test"), o, all.0));
+                let left_out = measure(get("test"), o, loo.0);
+                writeln!(
+                    out,
+                    "| {kind} | {dataset} | {:.3} ({}) | {} | {} | {} | {} | {:.3} ({}) | {} | {} |",
+                    all.0,
+                    all.1,
+                    hits_cell(&dev),
+                    negatives_cell(&dev),
+                    hits_cell(&test),
+                    negatives_cell(&test),
+                    loo.0,
+                    loo.1,
+                    hits_cell(&left_out),
+                    negatives_cell(&left_out)
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The threshold of a kind from every development dataset except `leave_out` (strictest wins).
+fn threshold(groups: &Groups<'_>, kind: &str, leave_out: Option<&str>, o: Opts, rate: f64) -> (f32, String) {
+    groups
+        .iter()
+        .filter(|((k, d), _)| k == kind && Some(d.as_str()) != leave_out)
+        .filter_map(|((_, d), splits)| {
+            let neg = negatives(splits.get("dev")?, o);
+            (neg.n > 0).then(|| {
+                let (t, certified) = neg.threshold(rate);
+                (t, if certified { d.clone() } else { format!("{d}, uncertified") })
+            })
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .unwrap_or((f32::INFINITY, "no development data".into()))
+}
