@@ -1,9 +1,14 @@
-//! Cheap gates run before the model: a candidate that fails one is not scored at all.
+//! Cheap gates run before the model: a candidate that fails one is not scored at all. Gates can
+//! only refuse, never accept, so they cost recall at most, never precision.
 //!
-//! Numbers and versions must agree between a question and a stored question ("python 3.11" is not
-//! "python 3.12"; "port 8080" is not "port 80"): a cross-encoder reads digits as word pieces and
-//! is easily fooled by them, and the check costs nothing. Plans compare values themselves (their
-//! texts arrive masked), so this gate is for results.
+//! - Numbers and versions must agree ("python 3.11" is not "python 3.12"; "port 8080" is not
+//!   "port 80"): embeddings and word-piece models are easily fooled by digits.
+//! - Negation must agree ("... without a password" is not "... with a password").
+//! - A direction must not be reversed ("convert a String to an i32" is not "convert an i32 to a
+//!   String"): the same words in another order embed almost identically.
+//!
+//! Which gates run for results is `RESULT_GATES`, chosen on the development figures of
+//! `refrain-bench calibrate --compare-gates`. Plans compare values themselves on masked text.
 
 use std::collections::BTreeSet;
 
@@ -11,29 +16,56 @@ use std::collections::BTreeSet;
 pub const FLOOR: f32 = 0.5;
 
 /// Why a candidate was not scored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Gate {
     /// Its cosine similarity is below the floor worth scoring.
     Floor,
     /// A number or version differs.
     Values,
+    /// One text is negated and the other is not.
+    Negation,
+    /// The same two things in the opposite direction (A to B against B to A).
+    Direction,
 }
 
+/// The gates lookups of results run (besides the floor), in order.
+pub const RESULT_GATES: &[Gate] = &[Gate::Values];
+
 impl Gate {
-    /// The reason in words.
+    /// The reason in words (also how evaluation records name the gate).
     pub fn reason(self) -> &'static str {
         match self {
             Gate::Floor => "not similar enough to score",
             Gate::Values => "a number or version differs",
+            Gate::Negation => "one is negated, the other is not",
+            Gate::Direction => "the direction is reversed",
+        }
+    }
+
+    /// Whether this gate refuses the pair (the floor is checked on the cosine, not here).
+    pub fn refuses(self, a: &str, b: &str) -> bool {
+        match self {
+            Gate::Floor => false,
+            Gate::Values => !values_agree(a, b),
+            Gate::Negation => negated(a) != negated(b),
+            Gate::Direction => reversed(a, b),
         }
     }
 }
 
-/// The numbers and versions a text mentions (tokens with a digit; a leading `v` dropped).
-pub fn values(text: &str) -> BTreeSet<String> {
+/// Word tokens: runs of letters, digits and `_`, keeping inner `.`, `-`, `/` and `'`.
+fn tokens(text: &str) -> Vec<&str> {
     let inner = |c: char| c.is_alphanumeric() || c == '_';
     text.split(|c: char| !(inner(c) || matches!(c, '.' | '-' | '/' | '\'')))
         .map(|raw| raw.trim_matches(|c: char| !inner(c)))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The numbers and versions a text mentions (tokens with a digit; a leading `v` dropped).
+pub fn values(text: &str) -> BTreeSet<String> {
+    tokens(text)
+        .into_iter()
         .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
         .map(|w| w.to_lowercase().trim_start_matches('v').to_string())
         .collect()
@@ -44,15 +76,74 @@ pub fn values_agree(a: &str, b: &str) -> bool {
     values(a) == values(b)
 }
 
+const NEGATIONS: &[&str] =
+    &["not", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "cannot", "without", "no"];
+
+/// True when a text is negated an odd number of times (a leading "No," answers, it does not negate).
+pub fn negated(text: &str) -> bool {
+    let toks = tokens(text);
+    let mut n = toks
+        .iter()
+        .map(|w| w.to_lowercase())
+        .filter(|w| NEGATIONS.contains(&w.as_str()) || w.ends_with("n't") || w.ends_with("nt'"))
+        .count();
+    let leading_no = toks.first().is_some_and(|w| w.eq_ignore_ascii_case("no"))
+        && text.trim_start().get(2..).is_some_and(|r| r.trim_start().starts_with(','));
+    if leading_no {
+        n -= 1;
+    }
+    n % 2 == 1
+}
+
+const ARTICLES: &[&str] = &["a", "an", "the", "my", "your", "its", "this", "that", "some"];
+
+/// The (from, to) pairs of "X to Y" / "X into Y" / "from X to Y", lowercased, articles skipped.
+fn directions(text: &str) -> Vec<(String, String)> {
+    let words: Vec<String> = tokens(text)
+        .into_iter()
+        .map(str::to_lowercase)
+        .filter(|w| !ARTICLES.contains(&w.as_str()))
+        .collect();
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if (w == "to" || w == "into") && i > 0 && i + 1 < words.len() {
+            out.push((words[i - 1].clone(), words[i + 1].clone()));
+        }
+    }
+    out
+}
+
+/// True when one text goes from X to Y and the other from Y to X.
+pub fn reversed(a: &str, b: &str) -> bool {
+    let (da, db) = (directions(a), directions(b));
+    da.iter().any(|(x, y)| x != y && db.iter().any(|(p, q)| p == y && q == x))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn numbers_and_versions_must_agree() {
-        assert!(!values_agree("install python 3.12 on ubuntu", "install python 3.11 on ubuntu"));
-        assert!(values_agree("install python 3.12 on ubuntu?", "how can I install Python v3.12 on Ubuntu"));
-        assert!(!values_agree("what runs on port 8080", "what runs on port 80"));
-        assert!(values_agree("how do I undo a commit", "undo my last commit"));
+        assert!(Gate::Values.refuses("install python 3.12 on ubuntu", "install python 3.11 on ubuntu"));
+        assert!(!Gate::Values.refuses("install python 3.12 on ubuntu?", "how can I install Python v3.12 on Ubuntu"));
+        assert!(Gate::Values.refuses("what runs on port 8080", "what runs on port 80"));
+        assert!(!Gate::Values.refuses("how do I undo a commit", "undo my last commit"));
+    }
+
+    #[test]
+    fn negation_must_agree_and_answer_particles_do_not_count() {
+        assert!(Gate::Negation.refuses("connect without a password", "connect with a password"));
+        assert!(Gate::Negation.refuses("why doesn't cargo build", "why does cargo build"));
+        assert!(!Gate::Negation.refuses("No, it exists in version 2", "it exists in version 2"));
+        assert!(!Gate::Negation.refuses("how do I not print output", "how can I never print output"));
+    }
+
+    #[test]
+    fn a_reversed_direction_is_refused_and_a_reworded_one_is_not() {
+        assert!(Gate::Direction.refuses("convert a String to an i32", "convert an i32 to a String"));
+        assert!(Gate::Direction.refuses("how to cast int into float", "cast a float to an int"));
+        assert!(!Gate::Direction.refuses("convert a String to an i32", "turn a String into an i32"));
+        assert!(!Gate::Direction.refuses("how to go to bed early", "how do I get to bed early"));
     }
 }

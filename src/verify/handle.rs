@@ -290,14 +290,10 @@ impl VerifyHandle {
 
 fn gate_of(kind: Kind, query: &str, c: &Candidate<'_>) -> Option<Gate> {
     if text::same(query, c.stored) {
-        None
-    } else if kind == Kind::Result && !gate::values_agree(query, c.stored) {
-        Some(Gate::Values)
-    } else if c.cosine < gate::FLOOR {
-        Some(Gate::Floor)
-    } else {
-        None
+        return None;
     }
+    let gates: &[Gate] = if kind == Kind::Result { gate::RESULT_GATES } else { &[] };
+    gates.iter().copied().find(|g| g.refuses(query, c.stored)).or((c.cosine < gate::FLOOR).then_some(Gate::Floor))
 }
 
 async fn score(model: Arc<CrossEncoder>, query: String, texts: Vec<String>) -> Result<Vec<f32>, Error> {

@@ -28,7 +28,7 @@ pub struct Args {
     /// The rate the report is computed at (`matching.max_wrong_rate`).
     #[arg(long, default_value_t = 0.01)]
     pub rate: f64,
-    /// Also report the result figures with the number/version gate off, to show what it earns.
+    /// Also report the development figures of other sets of cheap gates, to show what each earns.
     #[arg(long)]
     pub compare_gates: bool,
 }
@@ -38,9 +38,35 @@ pub struct Args {
 pub struct Opts {
     /// Scores come from this method.
     pub method: Method,
-    /// Candidates whose numbers/versions differ are dropped.
-    pub values_gate: bool,
+    /// The cheap gates results run (plans run none here: they gate on values themselves).
+    pub gates: &'static [Gate],
 }
+
+impl Opts {
+    /// The gates the shipped binary runs.
+    pub fn shipped(method: Method) -> Opts {
+        Opts { method, gates: refrain::verify::gate::RESULT_GATES }
+    }
+
+    fn refuses(&self, r: &Record, c: &crate::record::Cand) -> bool {
+        if r.kind != "result" {
+            return false;
+        }
+        if c.text.is_empty() {
+            return c.gate.as_deref().is_some_and(|g| self.gates.iter().any(|x| x.reason() == g));
+        }
+        self.gates.iter().any(|g| g.refuses(&r.query, &c.text))
+    }
+}
+
+/// Gate sets compared by `--compare-gates`.
+const GATE_SETS: &[&[Gate]] = &[
+    &[],
+    &[Gate::Values],
+    &[Gate::Values, Gate::Negation],
+    &[Gate::Values, Gate::Direction],
+    &[Gate::Values, Gate::Negation, Gate::Direction],
+];
 
 /// The best candidate's score and whether serving it is right, as the server would decide.
 pub fn best(r: &Record, o: Opts) -> Option<(f32, bool)> {
@@ -60,10 +86,8 @@ pub fn best(r: &Record, o: Opts) -> Option<(f32, bool)> {
             if c.exact {
                 return Some((1.0, c.right));
             }
-            match c.gate.as_deref() {
-                Some(g) if g == Gate::Values.reason() && o.values_gate => return None,
-                Some(g) if g == Gate::Floor.reason() && o.method == Method::CrossEncoder => return None,
-                _ => {}
+            if o.refuses(r, c) || (o.method == Method::CrossEncoder && c.cosine < refrain::verify::gate::FLOOR) {
+                return None;
             }
             let s = if o.method == Method::Cosine { Some(c.cosine) } else { c.verifier };
             s.map(|s| (s, c.right))
@@ -153,8 +177,7 @@ pub fn build(records: &[Record], verifier_sha256: Option<String>) -> Calibration
     for ((kind, dataset), splits) in group(records) {
         let Some(dev) = splits.get("dev") else { continue };
         for m in methods(records) {
-            let o = Opts { method: m, values_gate: true };
-            let neg = negatives(dev, o);
+            let neg = negatives(dev, Opts::shipped(m));
             if neg.n == 0 {
                 continue;
             }
@@ -192,35 +215,61 @@ fn report(records: &[Record], args: &Args) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     let groups = group(records);
     for m in methods(records) {
-        let gates: &[bool] = if args.compare_gates { &[true, false] } else { &[true] };
-        for &values_gate in gates {
-            let o = Opts { method: m, values_gate };
-            let gate_note = if values_gate { "" } else { ", number/version gate off" };
-            writeln!(out, "\n### {} at max_wrong_rate {}{gate_note}\n", m.name(), args.rate)?;
+        let o = Opts::shipped(m);
+        writeln!(out, "\n### {} at max_wrong_rate {}\n", m.name(), args.rate)?;
+        writeln!(
+            out,
+            "| kind | dataset | threshold (set by) | dev: hits | dev: negatives served | test: hits | test: negatives served | leave-one-out threshold | leave-one-out test: hits | leave-one-out test: negatives served |"
+        )?;
+        writeln!(out, "|---|---|---|---|---|---|---|---|---|---|")?;
+        for ((kind, dataset), splits) in &groups {
+            let all = threshold(&groups, kind, None, o, args.rate);
+            let loo = threshold(&groups, kind, Some(dataset), o, args.rate);
+            let get = |s: &str| splits.get(s).map(Vec::as_slice).unwrap_or_default();
+            let (dev, test) = (measure(get("dev"), o, all.0), measure(get("test"), o, all.0));
+            let left_out = measure(get("test"), o, loo.0);
             writeln!(
                 out,
-                "| kind | dataset | threshold (set by) | dev: hits | dev: negatives served | test: hits | test: negatives served | leave-one-out threshold | leave-one-out test: hits | leave-one-out test: negatives served |"
+                "| {kind} | {dataset} | {:.3} ({}) | {} | {} | {} | {} | {:.3} ({}) | {} | {} |",
+                all.0,
+                all.1,
+                hits_cell(&dev),
+                negatives_cell(&dev),
+                hits_cell(&test),
+                negatives_cell(&test),
+                loo.0,
+                loo.1,
+                hits_cell(&left_out),
+                negatives_cell(&left_out)
             )?;
-            writeln!(out, "|---|---|---|---|---|---|---|---|---|---|")?;
-            for ((kind, dataset), splits) in &groups {
-                let all = threshold(&groups, kind, None, o, args.rate);
-                let loo = threshold(&groups, kind, Some(dataset), o, args.rate);
-                let get = |s: &str| splits.get(s).map(Vec::as_slice).unwrap_or_default();
-                let (dev, test) = (measure(get("dev"), o, all.0), measure(get("test"), o, all.0));
-                let left_out = measure(get("test"), o, loo.0);
+        }
+    }
+    if args.compare_gates {
+        compare_gates(&groups, records, args.rate, &mut out)?;
+    }
+    Ok(())
+}
+
+/// Development figures of each gate set, per method and dataset (thresholds recalibrated per set).
+fn compare_gates(groups: &Groups<'_>, records: &[Record], rate: f64, out: &mut impl std::io::Write) -> anyhow::Result<()> {
+    writeln!(out, "\n### Cheap gates compared on the development splits (max_wrong_rate {rate})\n")?;
+    writeln!(out, "| method | gates | dataset | threshold | hits | negatives served |")?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
+    for m in methods(records) {
+        for &gates in GATE_SETS {
+            let o = Opts { method: m, gates };
+            let names: Vec<&str> = gates.iter().map(|g| g.reason()).collect();
+            let names = if names.is_empty() { "none".to_string() } else { names.join("; ") };
+            for ((kind, dataset), splits) in groups.iter().filter(|((k, _), _)| k == "result") {
+                let t = threshold(groups, kind, None, o, rate);
+                let dev = measure(splits.get("dev").map(Vec::as_slice).unwrap_or_default(), o, t.0);
                 writeln!(
                     out,
-                    "| {kind} | {dataset} | {:.3} ({}) | {} | {} | {} | {} | {:.3} ({}) | {} | {} |",
-                    all.0,
-                    all.1,
+                    "| {} | {names} | {dataset} | {:.3} | {} | {} |",
+                    m.name(),
+                    t.0,
                     hits_cell(&dev),
-                    negatives_cell(&dev),
-                    hits_cell(&test),
-                    negatives_cell(&test),
-                    loo.0,
-                    loo.1,
-                    hits_cell(&left_out),
-                    negatives_cell(&left_out)
+                    negatives_cell(&dev)
                 )?;
             }
         }

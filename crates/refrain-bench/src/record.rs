@@ -48,6 +48,9 @@ pub struct Record {
 /// One candidate of a lookup.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Cand {
+    /// The stored text (so gates can be recomputed).
+    #[serde(default)]
+    pub text: String,
     /// Serving it would be right.
     pub right: bool,
     /// Cosine similarity.

@@ -192,6 +192,7 @@ fn to_record(
                 .map(|c| {
                     let answer = c["key"].as_str().and_then(|k| answers.get(k)).map(String::as_str);
                     let cand = Cand {
+                        text: c["query"].as_str().unwrap_or_default().to_string(),
                         right: ok(answer),
                         cosine: c["cosine"].as_f64().unwrap_or(0.0) as f32,
                         verifier: c["verifier"].as_f64().map(|v| v as f32),
@@ -224,7 +225,8 @@ fn to_record(
         r.best = out["matched_query"].as_str().map(str::to_string);
         r.best_right = ok(served_answer);
         (r.cosine, r.score) = (Some(1.0), Some(1.0));
-        r.candidates = vec![Cand { right: r.best_right, cosine: 1.0, verifier: None, gate: None, exact: true }];
+        let text = r.best.clone().unwrap_or_default();
+        r.candidates = vec![Cand { text, right: r.best_right, cosine: 1.0, verifier: None, gate: None, exact: true }];
         return r;
     }
     if let Some((c, text, score)) = cands.iter().filter(|(c, _, _)| c.gate.is_none()).max_by(|a, b| a.2.total_cmp(&b.2))

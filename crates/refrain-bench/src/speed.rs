@@ -54,7 +54,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let t = Instant::now();
         let kept: Vec<&str> = near
             .iter()
-            .filter(|(i, c)| *c >= gate::FLOOR && gate::values_agree(q, &origins[*i]))
+            .filter(|(i, c)| *c >= gate::FLOOR && !gate::RESULT_GATES.iter().any(|g| g.refuses(q, &origins[*i])))
             .map(|(i, _)| origins[*i].as_str())
             .collect();
         verifier.score(q, &kept)?;
