@@ -22,6 +22,8 @@ pub struct State {
     pub store: Store,
     /// The embedding model, possibly still loading.
     pub embed: EmbedHandle,
+    /// The verifier that decides whether a stored request is the same as a new one.
+    pub verify: crate::verify::VerifyHandle,
     index: Arc<OnceCell<VectorIndex>>,
     /// When this process opened the store.
     pub started: Instant,
@@ -58,7 +60,8 @@ impl App {
         tokio::spawn(async move {
             let _ = cell.get_or_try_init(|| rebuild(s, dir)).await;
         });
-        let app = App(Arc::new(State { config, project, store, embed, index, started: Instant::now() }));
+        let verify = crate::verify::VerifyHandle::new(&config);
+        let app = App(Arc::new(State { config, project, store, embed, verify, index, started: Instant::now() }));
         let weak = Arc::downgrade(&app.0);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(SAVE_EVERY);

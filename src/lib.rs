@@ -26,3 +26,4 @@ pub mod stats;
 pub mod store;
 pub mod tools;
 pub mod transcript;
+pub mod verify;

@@ -16,6 +16,7 @@ mod config_cmd;
 mod explain;
 mod hook;
 mod install;
+mod mask;
 mod plans;
 mod serve;
 
@@ -72,6 +73,8 @@ enum Command {
     Uninstall(install::UninstallArgs),
     /// Answer an agent hook: reads the hook payload on stdin (used by the installed hooks).
     Hook(hook::HookArgs),
+    /// Mask the values of tasks read from stdin, one per line, as plan lookup does.
+    Mask(mask::MaskArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -87,6 +90,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Install(args) => install::run_install(&cli.global, args),
         Command::Uninstall(args) => install::run_uninstall(&cli.global, args),
         Command::Hook(args) => hook::run(&cli.global, args),
+        Command::Mask(args) => mask::run(args),
     }
 }
 

@@ -10,6 +10,7 @@ mod http;
 mod install;
 mod limits;
 mod plan;
+mod plan_match;
 mod prompt;
 mod python_sdk;
 mod results;

@@ -2,6 +2,9 @@
 //! stdio, or the library in process). Kept out of the shipped `refrain` binary, which is only the
 //! product.
 
+mod mcp;
+mod plans_eval;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -17,12 +20,19 @@ struct Cli {
 enum Command {
     /// Print the refrain library version this bench was built against.
     Version,
+    /// Judge the plan cache on family data sets through the real binary over MCP.
+    PlansEval(plans_eval::Args),
 }
 
 fn main() -> anyhow::Result<ExitCode> {
     match Cli::parse().command {
         Command::Version => {
             eprintln!("refrain-bench {}", env!("CARGO_PKG_VERSION"));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::PlansEval(args) => {
+            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            rt.block_on(plans_eval::run(args))?;
             Ok(ExitCode::SUCCESS)
         }
     }
