@@ -192,9 +192,16 @@ pub fn align(head: &Head, new: &NewTask, context: &Map<String, Value>) -> Alignm
     Alignment { sources, missing, stored_values }
 }
 
+/// Longest task (in words) in which substitutions are looked for.
+const MAX_SUBSTITUTION_WORDS: usize = 256;
+
 /// A plain word of the stored task replaced by a plain word of the new task with the same
 /// neighbours on both sides ("of puma matching" / "of rspec matching"): (stored index, new index).
 fn substitution(head: &Head, new: &NewTask, stored: &HashSet<&str>, used: &HashSet<usize>) -> Option<(usize, usize)> {
+    // Quadratic in the two lengths: tasks are short, and a huge one simply gets no substitution.
+    if head.words.len() > MAX_SUBSTITUTION_WORDS || new.tokens.len() > MAX_SUBSTITUTION_WORDS {
+        return None;
+    }
     let new_words: HashSet<&str> = new.tokens.iter().map(|t| t.lower.as_str()).collect();
     let n = head.words.len();
     (0..n).find_map(|a| {
@@ -349,6 +356,33 @@ mod tests {
             filled(&h, "rename the function handle_request to process"),
             [Some("handle_request".into()), Some("process".into())]
         );
+    }
+
+    #[test]
+    fn hostile_tasks_align_without_panicking() {
+        let h = head(
+            "rename fn run_server to serve in src/a.rs",
+            json!([{"name": "old", "type": "identifier", "example": "run_server"},
+                   {"name": "new", "type": "identifier"}, {"name": "p", "type": "path"}]),
+        );
+        let huge = "rename fn a_b to c ".repeat(2000);
+        for task in ["", " ", "`", "\u{0}", "🙂 é `ü` 日本語 --x 1.2.3", "to to to to", huge.as_str(), "rename fn `` to ''"] {
+            let new = NewTask::new(task);
+            let a = align(&h, &new, &Map::new());
+            let _ = (a.masked_new(&new), a.masked_stored(&h), crate::plan::coverage::check(&h, &new, &a));
+        }
+    }
+
+    #[test]
+    fn a_word_where_the_stored_value_stood_fills_an_unmarked_slot() {
+        let h = head(
+            "Install the latest version of puma matching 6.4",
+            json!([{"name": "gem", "type": "string"}, {"name": "v", "type": "number"}]),
+        );
+        let new = NewTask::new("Install the latest version of rspec matching 3.13");
+        let a = align(&h, &new, &Map::new());
+        assert_eq!(a.masked_stored(&h), "Install the latest version of <name> matching <version>");
+        assert_eq!(filled(&h, "Install the latest version of rspec matching 3.13"), [Some("rspec".into()), Some("3.13".into())]);
     }
 
     #[test]
