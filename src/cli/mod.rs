@@ -102,7 +102,11 @@ pub fn main() -> anyhow::Result<ExitCode> {
 /// Every built-in regex table compiles and catches its samples, or refrain does not start.
 fn check_patterns() -> Result<usize, crate::patterns::Error> {
     let secrets = crate::results::secrets::RULES.iter().map(|r| r.pattern());
-    let plans = crate::plan::params::PATTERNS.iter().chain(crate::plan::fill::PATTERNS).copied();
+    let plans = crate::plan::params::PATTERNS
+        .iter()
+        .chain(crate::plan::fill::PATTERNS)
+        .chain(crate::plan::mask::PATTERNS)
+        .copied();
     crate::patterns::check_all(secrets.chain(plans))
 }
 

@@ -366,7 +366,9 @@ mod tests {
                    {"name": "new", "type": "identifier"}, {"name": "p", "type": "path"}]),
         );
         let huge = "rename fn a_b to c ".repeat(2000);
-        for task in ["", " ", "`", "\u{0}", "🙂 é `ü` 日本語 --x 1.2.3", "to to to to", huge.as_str(), "rename fn `` to ''"] {
+        for task in
+            ["", " ", "`", "\u{0}", "🙂 é `ü` 日本語 --x 1.2.3", "to to to to", huge.as_str(), "rename fn `` to ''"]
+        {
             let new = NewTask::new(task);
             let a = align(&h, &new, &Map::new());
             let _ = (a.masked_new(&new), a.masked_stored(&h), crate::plan::coverage::check(&h, &new, &a));
@@ -382,7 +384,10 @@ mod tests {
         let new = NewTask::new("Install the latest version of rspec matching 3.13");
         let a = align(&h, &new, &Map::new());
         assert_eq!(a.masked_stored(&h), "Install the latest version of <name> matching <version>");
-        assert_eq!(filled(&h, "Install the latest version of rspec matching 3.13"), [Some("rspec".into()), Some("3.13".into())]);
+        assert_eq!(
+            filled(&h, "Install the latest version of rspec matching 3.13"),
+            [Some("rspec".into()), Some("3.13".into())]
+        );
     }
 
     #[test]

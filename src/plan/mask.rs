@@ -8,10 +8,8 @@
 
 use super::names;
 use super::params::{self, ParamKind, Span};
-use regex::Regex;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
-use std::sync::LazyLock;
 
 /// A task with its values found and masked.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -40,12 +38,12 @@ pub fn placeholder(kind: ParamKind) -> &'static str {
     }
 }
 
-/// A file extension or a glob on one (`.py`, `*.tar.gz`): the value is the extension, the star
-/// stays text, so `*.txt` in a command takes `.py` from "all .py files".
-static EXTENSION_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?:^|[\s(\["'`*])(\.[A-Za-z][A-Za-z0-9]{0,9}(?:\.[A-Za-z0-9]{1,6})?)(?:$|[\s)\]"'`,;:!?])"#)
-        .unwrap_or_else(|_| unreachable!("the extension pattern is a valid regex"))
-});
+crate::pattern_table! { pub PATTERNS in "mask";
+    /// A file extension or a glob on one (`.py`, `*.tar.gz`): the value is the extension, the
+    /// star stays text, so `*.txt` in a command takes `.py` from "all .py files".
+    EXTENSION_RE = r#"(?:^|[\s(\["'`*])(\.[A-Za-z][A-Za-z0-9]{0,9}(?:\.[A-Za-z0-9]{1,6})?)(?:$|[\s)\]"'`,;:!?])"#,
+        "find all *.txt files";
+}
 
 /// The values of a task (typed, then names), in order, never overlapping.
 pub fn spans(text: &str) -> Vec<Span> {
@@ -187,6 +185,11 @@ mod tests {
             let m = mask(text);
             assert!(m.text.len() <= text.len() * 3 + 16);
         }
+    }
+
+    #[test]
+    fn the_pattern_table_checks() {
+        assert_eq!(crate::patterns::check_all(PATTERNS.iter().copied()).unwrap(), PATTERNS.len());
     }
 
     #[test]

@@ -256,7 +256,7 @@ fn placed_as_name(text: &str, toks: &[Token], names: &[bool], i: usize, title_ca
         return lexicon::verb(&t.lower).is_none() || prev.is_some_and(|p| matches!(p.lower.as_str(), "the" | "a"));
     }
     // "serde 1.0.200", "python 3.12".
-    if next.is_some_and(|n| n.lower == "<version>") && lexicon::verb(&t.lower).is_none() {
+    if next.is_some_and(|n| n.lower == "<version>") && lexicon::verb(&t.lower).is_none() && !participle {
         return true;
     }
     // "rename fn run_server to serve": after "to"/"into"/"as" that follows a name.
