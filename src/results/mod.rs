@@ -17,6 +17,7 @@ pub mod get;
 pub mod key;
 pub mod policy;
 pub mod put;
+pub mod secret_keys;
 pub mod secrets;
 pub mod semantic;
 pub mod texts;

@@ -14,6 +14,10 @@ pub const VECTORS: TreeName = TreeName("vectors");
 pub const PLANS: TreeName = TreeName("plans");
 /// Bucket key + plan id -> nothing: the plans of each intent bucket.
 pub const PLAN_BUCKETS: TreeName = TreeName("plan_buckets");
+/// Plan id -> the plan's compact head (what lookup's cheap gates read).
+pub const PLAN_HEADS: TreeName = TreeName("plan_heads");
+/// Hash of a task's text (as written, and masked) + plan id -> nothing: exact-text candidates.
+pub const PLAN_TEXTS: TreeName = TreeName("plan_texts");
 /// Cached answers of the optional LLM canonicaliser.
 pub const CANON: TreeName = TreeName("canon");
 /// Cached results by exact key.

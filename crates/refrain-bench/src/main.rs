@@ -4,6 +4,7 @@
 
 mod calibrate;
 mod mcp;
+mod plans_eval;
 mod record;
 mod results_eval;
 mod sets;
@@ -26,6 +27,8 @@ enum Command {
     Version,
     /// The result cache's match quality over MCP on several datasets; writes evaluation records.
     ResultsEval(results_eval::Args),
+    /// Judge the plan cache on family data sets through the real binary over MCP.
+    PlansEval(plans_eval::Args),
     /// Thresholds from evaluation records (writes calibration.json) and the per-dataset report,
     /// leave-one-dataset-out included.
     Calibrate(calibrate::Args),
@@ -41,6 +44,10 @@ fn main() -> anyhow::Result<ExitCode> {
         Command::ResultsEval(a) => {
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(results_eval::run(&a))?;
+        }
+        Command::PlansEval(a) => {
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(plans_eval::run(a))?;
         }
         Command::Calibrate(a) => calibrate::run(&a)?,
         Command::VerifySpeed(a) => speed::run(&a)?,
