@@ -35,10 +35,26 @@ struct Cand {
     exact: bool,
     verdict: Option<VerifierReport>,
     failed: Option<(String, String)>,
+    /// The verifier model's score, when it scored this candidate.
+    model_score: Option<f32>,
+    /// The gate (plan-side stage or the verifier's own) that dropped it before it was scored.
+    gate: Option<String>,
 }
 
 /// Looks up a plan for a task.
 pub async fn lookup(app: &App, task: &str, context: &Map<String, Value>, caps: &RuntimeCaps) -> Result<Lookup, Error> {
+    lookup_explained(app, task, context, caps, false).await
+}
+
+/// `lookup`; with `explain`, every candidate is scored by the verifier, the gated ones too, and
+/// all are reported (for evaluations: the decisions are the same, the lookup is slower).
+pub async fn lookup_explained(
+    app: &App,
+    task: &str,
+    context: &Map<String, Value>,
+    caps: &RuntimeCaps,
+    explain: bool,
+) -> Result<Lookup, Error> {
     check_task(app, task)?;
     // Redacted as `store` does, so both see the same text (and no secret reaches a canonicaliser).
     let (clean, _) = crate::results::redactor().redact_str(task);
@@ -52,8 +68,11 @@ pub async fn lookup(app: &App, task: &str, context: &Map<String, Value>, caps: &
             cands.push(gate(head, cosine, &new, context, caps));
         }
     }
-    fill_cosines(app, query.as_deref(), &mut cands);
-    verify(app, &mut cands).await;
+    fill_cosines(app, query.as_deref(), &mut cands, explain);
+    for c in cands.iter_mut() {
+        c.gate = c.failed.as_ref().map(|f| f.0.clone());
+    }
+    verify(app, &mut cands, &new.masked.text, explain).await;
     cands.sort_by(|a, b| rank(b).total_cmp(&rank(a)).then_with(|| a.head.id.cmp(&b.head.id)));
     let mut hit = None;
     for c in cands.iter_mut().filter(|c| c.failed.is_none()) {
@@ -66,8 +85,8 @@ pub async fn lookup(app: &App, task: &str, context: &Map<String, Value>, caps: &
         }
     }
     let served = hit.as_ref().map(|h: &Hit| h.plan_id.clone());
-    let candidates: Vec<CandidateReport> =
-        cands.iter().take(app.config.plans.report_candidates.max(1)).map(report).collect();
+    let shown = if explain { cands.len() } else { app.config.plans.report_candidates.max(1) };
+    let candidates: Vec<CandidateReport> = cands.iter().take(shown).map(report).collect();
     let masked = new.masked.text.clone();
     if hit.is_some() {
         stats::bump(&app.store, "plans", "hits", None, 1)?;
@@ -142,6 +161,8 @@ fn gate(head: Head, cosine: Option<f32>, new: &NewTask, context: &Map<String, Va
         exact: false,
         verdict: None,
         failed: None,
+        model_score: None,
+        gate: None,
     };
     let fail = |stage: &str, detail: String| Some((stage.to_string(), detail));
     if let Some(why) = &c.head.quarantined {
@@ -181,11 +202,12 @@ fn polite(s: &str) -> &str {
     t.trim_end_matches(" please")
 }
 
-/// Cosines for survivors found without one (same text or bucket), from their stored vectors.
-fn fill_cosines(app: &App, query: Option<&[f32]>, cands: &mut [Cand]) {
+/// Cosines for survivors (every candidate when explaining) found without one (same text or
+/// bucket), from their stored vectors.
+fn fill_cosines(app: &App, query: Option<&[f32]>, cands: &mut [Cand], all: bool) {
     let Some(q) = query else { return };
     let Some(index) = app.index_now() else { return };
-    for c in cands.iter_mut().filter(|c| c.failed.is_none() && c.cosine.is_none()) {
+    for c in cands.iter_mut().filter(|c| (all || c.failed.is_none()) && c.cosine.is_none()) {
         if let Some(v) = c.head.vector.and_then(|id| index.stored_vector(&app.store, id)) {
             c.cosine = Some(crate::embed::cosine(q, &v));
         }
@@ -193,11 +215,19 @@ fn fill_cosines(app: &App, query: Option<&[f32]>, cands: &mut [Cand]) {
 }
 
 /// Exact matches are accepted as they are; the others go to the verifier, one batch per
-/// distinct masked query (usually one).
-async fn verify(app: &App, cands: &mut [Cand]) {
+/// distinct masked query (usually one). Explaining, the gated candidates are scored too (their
+/// decision stays the gate's).
+async fn verify(app: &App, cands: &mut [Cand], masked_new: &str, explain: bool) {
     let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, c) in cands.iter_mut().enumerate().filter(|(_, c)| c.failed.is_none()) {
-        if c.exact {
+    for (i, c) in cands.iter_mut().enumerate() {
+        if c.failed.is_some() {
+            if explain && c.cosine.is_some() {
+                if c.masked_new.is_empty() {
+                    (c.masked_new, c.masked_stored) = (masked_new.to_string(), c.head.masked.clone());
+                }
+                groups.entry(c.masked_new.clone()).or_default().push(i);
+            }
+        } else if c.exact {
             c.verdict = Some(VerifierReport { score: 1.0, threshold: 0.0, accepted: true, method: "exact".into() });
         } else if c.cosine.is_none() {
             c.failed = Some((
@@ -217,15 +247,16 @@ async fn verify(app: &App, cands: &mut [Cand]) {
                 bias: cands[i].head.bias,
             })
             .collect();
-        let verdicts = app.verify.judge(Kind::Plan, &query, &batch).await;
-        for (&i, v) in idx.iter().zip(verdicts) {
-            let c = &mut cands[i];
-            c.verdict = Some(VerifierReport {
-                score: v.score,
-                threshold: v.threshold,
-                accepted: v.accepted,
-                method: v.method.name().into(),
-            });
+        let assessed = app.verify.assess(Kind::Plan, &query, &batch, explain).await;
+        for (&i, a) in idx.iter().zip(assessed) {
+            let (c, v) = (&mut cands[i], a.verdict);
+            c.model_score = a.model_score;
+            if c.failed.is_some() {
+                continue;
+            }
+            c.gate = a.gate.map(|g| g.reason().to_string());
+            c.verdict =
+                Some(VerifierReport { score: v.score, threshold: v.threshold, accepted: v.accepted, method: v.method.name().into() });
             if !v.accepted {
                 c.failed = Some((
                     "verifier".into(),
@@ -289,6 +320,8 @@ fn report(c: &Cand) -> CandidateReport {
         cosine: c.cosine,
         exact: c.exact,
         verifier: c.verdict.clone(),
+        model_score: c.model_score,
+        gate: c.gate.clone(),
         failed: c.failed.as_ref().map(|f| f.0.clone()),
         detail: c.failed.as_ref().map(|f| f.1.clone()),
     }

@@ -104,6 +104,14 @@ pub struct CandidateReport {
     pub exact: bool,
     /// The verifier's verdict, when it got that far.
     pub verifier: Option<VerifierReport>,
+    /// The verifier model's own score, when it scored this candidate (with `explain`, also the
+    /// candidates a gate dropped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_score: Option<f32>,
+    /// The gate that dropped it before the verifier decided (a plan stage such as `coverage`, or
+    /// the verifier's own), if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<String>,
     /// The gate or stage it failed (`quarantined`, `opposite`, `required_slots`, `coverage`,
     /// `tool_families`, `side_effects`, `verifier`, a validation stage); absent when it passed.
     pub failed: Option<String>,

@@ -155,7 +155,7 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
     })
 }
 
-pub use super::lookup::lookup;
+pub use super::lookup::{lookup, lookup_explained};
 pub use super::report::{CandidateReport, Hit, Lookup, Suggestion, VerifierReport};
 
 /// Records feedback and flushes.

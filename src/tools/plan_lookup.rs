@@ -22,6 +22,10 @@ pub struct PlanLookupParams {
     /// allowed (default true).
     #[serde(default)]
     pub caps: RuntimeCaps,
+    /// Score every candidate with the verifier, those a gate dropped too, and list them all (for
+    /// evaluations; the decision is the same, the lookup slower). Default false.
+    #[serde(default)]
+    pub explain: bool,
 }
 
 /// Output of `plan_lookup`.
@@ -50,7 +54,7 @@ impl Refrain {
         if p.task.trim().is_empty() {
             return fail("`task` is empty: pass the task text");
         }
-        let lookup = match service::lookup(&self.app, &p.task, &p.context, &p.caps).await {
+        let lookup = match service::lookup_explained(&self.app, &p.task, &p.context, &p.caps, p.explain).await {
             Ok(l) => l,
             Err(e) if e.is_caller_fixable() => return fail(e.to_string()),
             Err(e) => return Err(internal(e.to_string())),

@@ -13,6 +13,10 @@ fn one_step(command: &str) -> Value {
     json!({"steps": [{"tool": "Bash", "inputs": {"command": command}, "side_effect": true, "family": "shell"}]})
 }
 
+/// Where the tests put the plan threshold: above what near misses of the stored task reach with
+/// the real model, below its rephrasings.
+const THRESHOLD: f32 = 0.80;
+
 async fn store(s: &Server, task: &str, trace: Value) -> Value {
     s.ok("plan_store", json!({"task": task, "trace": trace})).await
 }
@@ -124,35 +128,124 @@ async fn remove_is_never_served_an_add_plan() {
     }
 }
 
+/// A calibration whose plain-cosine threshold for plans sits just above `t` (the tests place the
+/// threshold themselves, so they check behaviour rather than the shipped operating point).
+fn plan_cosine_at(t: f32) -> Value {
+    json!({"version": 1, "rule": "test", "embedding_model": "all-MiniLM-L6-v2-int8", "verifier_sha256": null,
+           "kinds": {"plan": {"cosine": {"test": {"n": 400, "scored": 1, "top": [t]}}}}})
+}
+
+const OLD_LOGS: &str = "find files modified more than 30 days ago in /var/log";
+
+async fn store_old_logs(s: &Server) -> String {
+    let stored = store(s, OLD_LOGS, one_step("find /var/log -mtime +30")).await;
+    stored["plan_id"].as_str().unwrap().to_string()
+}
+
 #[tokio::test]
-async fn a_rejected_near_match_is_a_suggestion_and_feedback_raises_the_bar() {
-    let env = Env::new();
+async fn a_rephrased_shell_task_hits_with_its_own_values() {
+    let env = Env::with_calibration(&plan_cosine_at(THRESHOLD));
+    let s = env.serve().await;
+    let id = store_old_logs(&s).await;
+    for (task, command) in [
+        ("which files under /srv/www were modified more than 7 days ago", "find /srv/www -mtime +7"),
+        ("find the files in /tmp that were modified more than 3 days ago", "find /tmp -mtime +3"),
+    ] {
+        let l = s.ok("plan_lookup", json!({"task": task})).await;
+        assert_eq!(l["status"], "hit", "{task}: {l}");
+        assert_eq!(l["hit"]["plan_id"], id.as_str());
+        assert_eq!(l["hit"]["method"], "cosine", "a rephrasing is judged, not an exact match: {l}");
+        assert_eq!(l["hit"]["steps"][0]["inputs"]["command"], command, "{l}");
+    }
+}
+
+#[tokio::test]
+async fn near_misses_and_never_stored_tasks_get_no_plan() {
+    let env = Env::with_calibration(&plan_cosine_at(THRESHOLD));
+    let s = env.serve().await;
+    store_old_logs(&s).await;
+    store(&s, "show the disk usage of the /srv directory", one_step("du -sh /srv")).await;
+    for task in [
+        // One constraint changed.
+        "find files larger than 100 MB in /var/log",
+        "find files modified less than 30 days ago in /var/log",
+        // Another object, another action, another utility.
+        "find directories modified more than 30 days ago in /var/log",
+        "delete files modified more than 30 days ago in /var/log",
+        "grep for errors in the files in /var/log",
+        // Never stored.
+        "create a new git branch called release-2.0",
+        "convert README.md to PDF with pandoc",
+    ] {
+        let l = s.ok("plan_lookup", json!({"task": task})).await;
+        assert_eq!(l["status"], "miss", "{task}: {l}");
+        assert!(l["hit"].is_null(), "{task}: {l}");
+    }
+    let stats = s.ok("cache_stats", json!({"area": "plans"})).await;
+    assert!(stats["counters"]["plans"].get("hits").is_none(), "{stats}");
+}
+
+#[tokio::test]
+async fn a_rejected_near_match_is_a_suggestion_not_a_hit() {
+    let env = Env::with_calibration(&plan_cosine_at(0.99));
     let mut cmd = env.cmd(&["serve"]);
-    cmd.env("REFRAIN__PLANS__SUGGEST_MIN_SCORE", "0");
+    cmd.env("REFRAIN__PLANS__SUGGEST_MIN_SCORE", "0.5");
     let s = Server::spawn(cmd).await;
-    let stored =
-        store(&s, "find files modified more than 30 days ago in /var/log", one_step("find /var/log -mtime +30")).await;
-    let id = stored["plan_id"].as_str().unwrap();
-    let near = "show the files under /tmp whose last change is older than 3 weeks and 3 days";
+    let id = store_old_logs(&s).await;
+    let near = "which files under /srv/www were modified more than 7 days ago";
     let l = s.ok("plan_lookup", json!({"task": near})).await;
     assert_eq!(l["status"], "miss", "{l}");
-    assert!(l["hit"].is_null());
-    if l["candidates"][0]["failed"] == "verifier" {
-        assert_eq!(l["suggestion"]["task"], "find files modified more than 30 days ago in /var/log", "{l}");
-        assert_eq!(l["suggestion"]["plan_id"], id);
-    }
-    let other = "find files modified more than 7 days ago in /srv/www but also print their sizes";
-    let before = s.ok("plan_lookup", json!({"task": other})).await["candidates"][0]["verifier"]["threshold"].clone();
-    s.ok("plan_feedback", json!({"plan_id": id, "outcome": "failure", "reason": "wrong directory"})).await;
-    let after = s.ok("plan_lookup", json!({"task": other})).await["candidates"][0]["verifier"]["threshold"].clone();
-    let (b, a) = (before.as_f64().unwrap(), after.as_f64().unwrap());
+    assert!(l["hit"].is_null(), "{l}");
+    assert_eq!(l["candidates"][0]["failed"], "verifier", "{l}");
+    assert_eq!(l["suggestion"]["task"], OLD_LOGS, "{l}");
+    assert_eq!(l["suggestion"]["plan_id"], id.as_str());
+    let score = l["suggestion"]["score"].as_f64().unwrap();
+    assert!(score > 0.5 && score < 0.99, "{l}");
+    let stats = s.ok("cache_stats", json!({"area": "plans"})).await;
+    let counters = &stats["counters"]["plans"];
+    assert!(counters.get("hits").is_none(), "suggestions are not hits: {stats}");
+    assert_eq!(counters["suggestions"], 1, "{stats}");
+}
+
+#[tokio::test]
+async fn failures_raise_the_plans_own_threshold_then_quarantine_it() {
+    let env = Env::with_calibration(&plan_cosine_at(THRESHOLD));
+    let s = env.serve().await;
+    let id = store_old_logs(&s).await;
+    let other = "which files under /srv/www were modified more than 7 days ago";
+    let before = s.ok("plan_lookup", json!({"task": other})).await;
+    assert_eq!(before["status"], "hit", "{before}");
+    let b = before["candidates"][0]["verifier"]["threshold"].as_f64().unwrap();
+    let out = s.ok("plan_feedback", json!({"plan_id": id, "outcome": "failure", "reason": "wrong directory"})).await;
+    assert!(out["quarantined"].is_null(), "{out}");
+    let after = s.ok("plan_lookup", json!({"task": other})).await;
+    let a = after["candidates"][0]["verifier"]["threshold"].as_f64().unwrap();
     assert!((a - b - 0.05).abs() < 1e-3, "threshold {b} -> {a}");
     for _ in 0..2 {
         s.ok("plan_feedback", json!({"plan_id": id, "outcome": "failure"})).await;
     }
-    let l = s.ok("plan_lookup", json!({"task": "find files modified more than 30 days ago in /var/log"})).await;
+    for task in [OLD_LOGS, other] {
+        let l = s.ok("plan_lookup", json!({"task": task})).await;
+        assert_eq!(l["status"], "miss", "{l}");
+        assert_eq!(l["candidates"][0]["failed"], "quarantined", "{l}");
+    }
+    s.ok("plan_feedback", json!({"plan_id": id, "outcome": "release"})).await;
+    let l = s.ok("plan_lookup", json!({"task": other})).await;
+    assert_eq!(l["status"], "hit", "released, it is served again at its own bar: {l}");
+}
+
+#[tokio::test]
+async fn explain_scores_every_candidate_and_names_the_gate() {
+    let env = Env::with_calibration(&plan_cosine_at(THRESHOLD));
+    let s = env.serve().await;
+    store_old_logs(&s).await;
+    let l = s.ok("plan_lookup", json!({"task": "find files larger than 100 MB in /var/log", "explain": true})).await;
     assert_eq!(l["status"], "miss", "{l}");
-    assert_eq!(l["candidates"][0]["failed"], "quarantined", "{l}");
+    let c = &l["candidates"][0];
+    assert_eq!(c["gate"], "coverage", "{l}");
+    assert!(c["cosine"].as_f64().unwrap() > 0.5, "{l}");
+    let plain = s.ok("plan_lookup", json!({"task": "find files larger than 100 MB in /var/log"})).await;
+    assert_eq!(plain["status"], "miss", "explaining changes no decision: {plain}");
 }
 
 #[tokio::test]

@@ -167,7 +167,7 @@ async fn look(
 ) -> anyhow::Result<Outcome> {
     let query = item["text"].as_str().unwrap_or_default();
     let started = Instant::now();
-    let (err, out) = server.call_raw("plan_lookup", json!({"task": query})).await?;
+    let (err, out) = server.call_raw("plan_lookup", json!({"task": query, "explain": true})).await?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     let served = !err && out["status"] == "hit";
     let served_id = out["hit"]["plan_id"].as_str();
@@ -185,19 +185,46 @@ async fn look(
         );
     }
     if let Some(r) = records.as_mut() {
+        // Serving a candidate is right when it is the family's own plan for a paraphrase (and,
+        // for the one served, when its filled steps are the member's answer).
+        let cand_right = |c: &Value| {
+            expect_hit && c["plan_id"].as_str() == own && (c["plan_id"].as_str() != served_id || same_answer)
+        };
+        let candidates: Vec<Value> = out["candidates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["cosine"].is_number() || c["exact"] == true)
+            .map(|c| {
+                let gate = &c["gate"];
+                json!({
+                    "text": c["masked"], "right": cand_right(c), "cosine": c["cosine"].as_f64().unwrap_or(0.0),
+                    "verifier": c["model_score"], "gate": gate,
+                    "exact": c["exact"] == true && gate.is_null(),
+                })
+            })
+            .collect();
         let rec = json!({
-            "dataset": dataset, "split": split, "kind": "plan", "family": family, "query": query,
-            "expect": if expect_hit { "hit" } else { "miss" },
+            "dataset": dataset, "split": label(dataset, split, family), "kind": "plan", "family": family,
+            "query": query, "expect": if expect_hit { "hit" } else { "miss" },
             "best": best.map(|b| b["task"].clone()).unwrap_or(Value::Null),
-            "best_right": best.map(|b| b["plan_id"].as_str() == own && expect_hit),
+            "best_right": best.is_some_and(cand_right),
             "cosine": best.map(|b| b["cosine"].clone()).unwrap_or(Value::Null),
             "score": best.map(|b| b["verifier"]["score"].clone()).unwrap_or(Value::Null),
+            "method": best.map(|b| b["verifier"]["method"].clone()).unwrap_or(Value::Null),
             "failed": best.map(|b| b["failed"].clone()).unwrap_or(Value::Null),
-            "served": served, "right": right, "refused": err, "ms": ms,
+            "served": served, "right": right, "refused": err, "latency_ms": ms,
+            "candidates": candidates,
         });
         writeln!(r, "{rec}")?;
     }
     Ok(Outcome { served, right, ms })
+}
+
+/// The record's split as the verifier's trainer divides families: test stays test, and 30% of
+/// the development families (by a hash of set and id) are `dev`, the rest `train`.
+fn label(dataset: &str, split: &str, family: &str) -> &'static str {
+    if split == "test" { "test" } else { crate::sets::split_of(&format!("{dataset}:{family}"), 0.3, 0.0) }
 }
 
 /// Whether served steps are the item's answer: a shell command, or a trace's tool calls.
