@@ -255,8 +255,12 @@ async fn verify(app: &App, cands: &mut [Cand], masked_new: &str, explain: bool) 
                 continue;
             }
             c.gate = a.gate.map(|g| g.reason().to_string());
-            c.verdict =
-                Some(VerifierReport { score: v.score, threshold: v.threshold, accepted: v.accepted, method: v.method.name().into() });
+            c.verdict = Some(VerifierReport {
+                score: v.score,
+                threshold: v.threshold,
+                accepted: v.accepted,
+                method: v.method.name().into(),
+            });
             if !v.accepted {
                 c.failed = Some((
                     "verifier".into(),
