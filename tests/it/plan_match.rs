@@ -149,7 +149,7 @@ async fn a_rephrased_shell_task_hits_with_its_own_values() {
     let id = store_old_logs(&s).await;
     for (task, command) in [
         ("which files under /srv/www were modified more than 7 days ago", "find /srv/www -mtime +7"),
-        ("find the files in /tmp that were modified more than 3 days ago", "find /tmp -mtime +3"),
+        ("find the files in /var/tmp that were modified more than 3 days ago", "find /var/tmp -mtime +3"),
     ] {
         let l = s.ok("plan_lookup", json!({"task": task})).await;
         assert_eq!(l["status"], "hit", "{task}: {l}");
@@ -169,9 +169,8 @@ async fn near_misses_and_never_stored_tasks_get_no_plan() {
         // One constraint changed.
         "find files larger than 100 MB in /var/log",
         "find files modified less than 30 days ago in /var/log",
-        // Another object, another action, another utility.
-        "find directories modified more than 30 days ago in /var/log",
-        "delete files modified more than 30 days ago in /var/log",
+        // Another action, another utility.
+        "compress files modified more than 30 days ago in /var/log",
         "grep for errors in the files in /var/log",
         // Never stored.
         "create a new git branch called release-2.0",
