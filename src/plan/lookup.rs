@@ -17,6 +17,7 @@ use super::key::IntentKey;
 use super::library::{self, SCOPE};
 use super::mask;
 use super::report::{CandidateReport, Hit, Lookup, Suggestion, VerifierReport};
+use super::spelling;
 use super::template::now;
 use super::validate::{RuntimeCaps, first_failure, validate};
 use crate::app::App;
@@ -288,6 +289,9 @@ fn serve(app: &App, c: &Cand, new: &NewTask, caps: &RuntimeCaps) -> Result<Resul
     let stages = validate(&rec.plan.template, &filled, caps);
     if let Some(f) = first_failure(&stages) {
         return Ok(Err((f.stage.to_string(), f.detail.clone().unwrap_or_default())));
+    }
+    if let Some(why) = spelling::stale(&rec.plan.template, &filled) {
+        return Ok(Err(("stale_values".into(), why)));
     }
     let counters = rec.plan.counters.clone();
     // A full store still serves plans; their hit counters wait until there is room again.

@@ -26,6 +26,7 @@ pub mod normalise;
 pub mod params;
 pub mod report;
 pub mod service;
+pub mod spelling;
 pub mod template;
 pub mod validate;
 pub mod words;

@@ -113,7 +113,8 @@ pub struct CandidateReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gate: Option<String>,
     /// The gate or stage it failed (`quarantined`, `opposite`, `required_slots`, `coverage`,
-    /// `tool_families`, `side_effects`, `verifier`, a validation stage); absent when it passed.
+    /// `tool_families`, `side_effects`, `verifier`, a validation stage, `stale_values`); absent
+    /// when it passed.
     pub failed: Option<String>,
     /// Why.
     pub detail: Option<String>,
