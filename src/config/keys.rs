@@ -74,7 +74,7 @@ pub const RULES: &[Rule] = &[
     row("plans.bucket_candidates", Project, ""),
     row("plans.failure_bias", Project, ""),
     row("plans.suggest_min_score", Project, ""),
-    row("matching.max_wrong_rate", ProjectLowers, "a higher rate serves more plans and answers to requests they do not fit"),
+    row("matching.max_wrong_rate", Trusted, "a higher rate serves plans and answers to requests they do not fit"),
     row("matching.candidates", ProjectLowers, "more candidates make every lookup slower"),
     row("matching.quarantine_after", Project, ""),
     row("matching.llm_judge", ProjectLowers, "turning the judge on sends request text to an endpoint"),
