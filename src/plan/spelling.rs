@@ -20,7 +20,8 @@ pub fn stale(template: &PlanTemplate, filled: &Filled) -> Option<String> {
             Value::String(s) => s.clone(),
             v => v.to_string(),
         };
-        if new == old || words(old).is_empty() {
+        // Numbers and versions have no other spelling in code.
+        if new == old || !old.chars().any(char::is_alphabetic) {
             continue;
         }
         // The new value's own spellings are where they belong.
@@ -57,10 +58,9 @@ fn words(v: &str) -> Vec<String> {
     let mut cur = String::new();
     let mut prev_lower = false;
     for ch in v.chars() {
-        if !ch.is_alphanumeric() || (prev_lower && ch.is_uppercase()) {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur).to_lowercase());
-            }
+        let boundary = !ch.is_alphanumeric() || (prev_lower && ch.is_uppercase());
+        if boundary && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur).to_lowercase());
         }
         if ch.is_alphanumeric() {
             cur.push(ch);
