@@ -73,8 +73,12 @@ fn words(v: &str) -> Vec<String> {
     out
 }
 
-/// The ways code spells a value: camelCase, PascalCase, snake_case, SCREAMING_SNAKE, kebab-case,
-/// joined; a one-word value as written, lowercase, Capitalised and UPPERCASE. Forms shorter than
+/// Longest run of a value's words spelled as one identifier (keeps the work linear in the value).
+const MAX_RUN: usize = 4;
+
+/// The ways code spells a value or a run of two to four of its words (`maxRetries` for
+/// `opa.max-retries`): camelCase, PascalCase, snake_case, SCREAMING_SNAKE, kebab-case, joined; a
+/// one-word value also as written, lowercase, Capitalised and UPPERCASE. Forms shorter than
 /// three characters say too little to count.
 fn spellings(v: &str) -> Vec<String> {
     let w = words(v);
@@ -82,14 +86,25 @@ fn spellings(v: &str) -> Vec<String> {
         let mut c = s.chars();
         c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
     };
-    let mut out: Vec<String> = vec![
-        w.first().cloned().unwrap_or_default() + &w.iter().skip(1).map(|x| cap(x)).collect::<String>(),
-        w.iter().map(|x| cap(x)).collect(),
-        w.join("_"),
-        w.join("_").to_uppercase(),
-        w.join("-"),
-        w.concat(),
-    ];
+    let runs: Vec<&[String]> = if w.len() == 1 {
+        vec![&w[..]]
+    } else {
+        (0..w.len())
+            .flat_map(|i| (i + 2..=w.len().min(i + MAX_RUN)).map(move |j| (i, j)))
+            .map(|(i, j)| &w[i..j])
+            .collect()
+    };
+    let mut out: Vec<String> = Vec::new();
+    for r in runs {
+        out.extend([
+            r[0].clone() + &r[1..].iter().map(|x| cap(x)).collect::<String>(),
+            r.iter().map(|x| cap(x)).collect(),
+            r.join("_"),
+            r.join("_").to_uppercase(),
+            r.join("-"),
+            r.concat(),
+        ]);
+    }
     out.retain(|f| f.chars().count() >= 3);
     out.sort();
     out.dedup();
@@ -137,6 +152,10 @@ mod tests {
         assert!(why.contains("maxRetries"), "{why}");
         let t = template("name", "check");
         assert!(stale(&t, &filled("checkCmd.Flags() on list", "name", "list")).is_some());
+        let t = template("name", "opa.max-retries");
+        let why = stale(&t, &filled("Add maxRetries to AppProperties", "name", "app.page-size")).unwrap();
+        assert!(why.contains("maxRetries"), "{why}");
+        assert_eq!(stale(&t, &filled("Add pageSize to AppProperties", "name", "app.page-size")), None);
     }
 
     #[test]
