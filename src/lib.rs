@@ -8,10 +8,11 @@
 //! - `app`: the cheap-to-clone handle every tool receives.
 //! - infrastructure: `store` (the only sled user), `index` (hnsw_rs), `embed` (fastembed),
 //!   `verify` (the verification stage: exact text, gates, the cross-encoder, calibrated
-//!   thresholds), `config`, `project`.
+//!   thresholds), `config`, `project`, `budget` (the per-request time and memory budget).
 
 pub mod app;
 pub mod bench;
+pub mod budget;
 pub mod cli;
 pub mod config;
 pub mod confine;

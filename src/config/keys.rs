@@ -54,6 +54,16 @@ use Level::{Project, ProjectLowers, Trusted, User};
 /// Every key of `Config`.
 pub const RULES: &[Rule] = &[
     row("server.max_message_bytes", Project, ""),
+    row(
+        "server.request_timeout_ms",
+        ProjectLowers,
+        "a longer deadline lets one request hold a worker for as long as the repository likes",
+    ),
+    row(
+        "server.request_memory_bytes",
+        ProjectLowers,
+        "a larger budget lets one request grow the server's memory as far as the repository likes",
+    ),
     row("server.token", Trusted, "it sets the HTTP server's bearer token, so whoever wrote the repository can call it"),
     row("server.allowed_origins", Trusted, "it lets web pages on other sites call the HTTP server"),
     row("server.allowed_hosts", Trusted, "it switches off DNS-rebinding protection for other host names"),
@@ -74,10 +84,10 @@ pub const RULES: &[Rule] = &[
     row("plans.bucket_candidates", Project, ""),
     row("plans.failure_bias", Project, ""),
     row("plans.suggest_min_score", Project, ""),
-    row("matching.max_wrong_rate", Trusted, "a higher rate serves plans and answers to requests they do not fit"),
-    row("matching.candidates", ProjectLowers, "more candidates make every lookup slower"),
-    row("matching.quarantine_after", Project, ""),
-    row("matching.llm_judge", ProjectLowers, "turning the judge on sends request text to an endpoint"),
+    row("matching.max_wrong_rate", ProjectLowers, "a higher rate lets wrong plans and answers be served more often"),
+    row("matching.candidates", ProjectLowers, "more candidates make every lookup score more pairs"),
+    row("matching.quarantine_after", ProjectLowers, "a higher count keeps serving entries agents reported wrong"),
+    row("matching.llm_judge", ProjectLowers, "turning the judge on sends request text to the LLM endpoint"),
     row("matching.llm_budget_ms", ProjectLowers, "a longer budget makes lookups wait longer"),
     row("matching.threads", ProjectLowers, "more threads take more of the machine"),
     row("llm.enabled", ProjectLowers, "turning the canonicaliser on sends task text to an endpoint"),
@@ -170,9 +180,18 @@ mod tests {
             assert_eq!(r.level == Level::Project, r.why.is_empty(), "{}", r.key);
             if r.level == Level::ProjectLowers {
                 let default = crate::config::screen::default_of(r.key);
-                assert!(matches!(default, Some(Value::Integer(_) | Value::Boolean(_))), "{}: {default:?}", r.key);
+                assert!(
+                    matches!(default, Some(Value::Integer(_) | Value::Boolean(_) | Value::Float(_))),
+                    "{}: {default:?}",
+                    r.key
+                );
             }
         }
+        // A project file cannot raise the wrong-hit rate, whether written as a float or an integer.
+        let rate = crate::config::screen::default_of("matching.max_wrong_rate");
+        assert_eq!(is_lower_or_equal(&Value::Float(0.5), rate.as_ref()), Some(false));
+        assert_eq!(is_lower_or_equal(&Value::Integer(1), rate.as_ref()), Some(false));
+        assert_eq!(is_lower_or_equal(&Value::Float(0.001), rate.as_ref()), Some(true));
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! - Negation must agree ("... without a password" is not "... with a password").
 //! - A direction must not be reversed ("convert a String to an i32" is not "convert an i32 to a
 //!   String"): the same words in another order embed almost identically.
+//! - Quoted strings and identifiers must agree ("what does `Vec::drain` do" is not "what does
+//!   `Vec::retain` do"): each one in either text must appear in the other (quotes may be dropped).
 //!
 //! Which gates run for results is `RESULT_GATES`, chosen on the development figures of
 //! `refrain-bench calibrate --compare-gates`. Plans compare values themselves on masked text.
@@ -26,10 +28,12 @@ pub enum Gate {
     Negation,
     /// The same two things in the opposite direction (A to B against B to A).
     Direction,
+    /// A quoted string or an identifier of one text is missing from the other.
+    Quoted,
 }
 
 /// The gates lookups of results run (besides the floor), in order.
-pub const RESULT_GATES: &[Gate] = &[Gate::Values];
+pub const RESULT_GATES: &[Gate] = &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted];
 
 impl Gate {
     /// The reason in words (also how evaluation records name the gate).
@@ -39,6 +43,7 @@ impl Gate {
             Gate::Values => "a number or version differs",
             Gate::Negation => "one is negated, the other is not",
             Gate::Direction => "the direction is reversed",
+            Gate::Quoted => "a quoted string or identifier differs",
         }
     }
 
@@ -49,6 +54,7 @@ impl Gate {
             Gate::Values => !values_agree(a, b),
             Gate::Negation => negated(a) != negated(b),
             Gate::Direction => reversed(a, b),
+            Gate::Quoted => !names_agree(a, b),
         }
     }
 }
@@ -99,11 +105,8 @@ const ARTICLES: &[&str] = &["a", "an", "the", "my", "your", "its", "this", "that
 
 /// The (from, to) pairs of "X to Y" / "X into Y" / "from X to Y", lowercased, articles skipped.
 fn directions(text: &str) -> Vec<(String, String)> {
-    let words: Vec<String> = tokens(text)
-        .into_iter()
-        .map(str::to_lowercase)
-        .filter(|w| !ARTICLES.contains(&w.as_str()))
-        .collect();
+    let words: Vec<String> =
+        tokens(text).into_iter().map(str::to_lowercase).filter(|w| !ARTICLES.contains(&w.as_str())).collect();
     let mut out = Vec::new();
     for (i, w) in words.iter().enumerate() {
         if (w == "to" || w == "into") && i > 0 && i + 1 < words.len() {
@@ -117,6 +120,40 @@ fn directions(text: &str) -> Vec<(String, String)> {
 pub fn reversed(a: &str, b: &str) -> bool {
     let (da, db) = (directions(a), directions(b));
     da.iter().any(|(x, y)| x != y && db.iter().any(|(p, q)| p == y && q == x))
+}
+
+/// Quoted spans (`...`, "...", '...') and identifier-shaped words (`a_b`, `a::b`, `a.b()`,
+/// camelCase), lowercased.
+pub fn names(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for q in ['`', '"'] {
+        let parts: Vec<&str> = text.split(q).collect();
+        if parts.len() >= 3 {
+            for inner in parts.iter().skip(1).step_by(2).take((parts.len() - 1) / 2) {
+                let inner = inner.trim();
+                if !inner.is_empty() && inner.len() <= 80 {
+                    out.insert(inner.to_lowercase());
+                }
+            }
+        }
+    }
+    for w in text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '?' | '!' | '`' | '"' | '(' | ')')) {
+        let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+        let inner_upper = w.chars().skip(1).any(|c| c.is_uppercase()) && w.chars().any(|c| c.is_lowercase());
+        let dotted = w.contains('.')
+            && w.split('.').all(|p| p.len() >= 2 && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            && !w.chars().all(|c| c.is_ascii_digit() || c == '.');
+        if w.len() > 1 && (w.contains('_') || w.contains("::") || inner_upper || dotted) {
+            out.insert(w.to_lowercase());
+        }
+    }
+    out
+}
+
+/// True when every quoted string and identifier of each text appears in the other.
+pub fn names_agree(a: &str, b: &str) -> bool {
+    let (la, lb) = (a.to_lowercase(), b.to_lowercase());
+    names(a).iter().all(|n| lb.contains(n.as_str())) && names(b).iter().all(|n| la.contains(n.as_str()))
 }
 
 #[cfg(test)]
@@ -145,5 +182,15 @@ mod tests {
         assert!(Gate::Direction.refuses("how to cast int into float", "cast a float to an int"));
         assert!(!Gate::Direction.refuses("convert a String to an i32", "turn a String into an i32"));
         assert!(!Gate::Direction.refuses("how to go to bed early", "how do I get to bed early"));
+    }
+
+    #[test]
+    fn quoted_strings_and_identifiers_must_agree_and_dropped_quotes_do_not_count() {
+        assert!(Gate::Quoted.refuses("what does `Vec::drain` do", "what does `Vec::retain` do"));
+        assert!(Gate::Quoted.refuses("why is my_var undefined", "why is other_var undefined"));
+        assert!(Gate::Quoted.refuses("grep for \"TODO\" in files", "grep for \"FIXME\" in files"));
+        assert!(!Gate::Quoted.refuses("What does `cargo vendor` do", "what does cargo vendor do?"));
+        assert!(!Gate::Quoted.refuses("how do I use os.path.join", "using os.path.join in python"));
+        assert!(!Gate::Quoted.refuses("how do I undo a commit.", "undo my last commit, e.g. a merge"));
     }
 }

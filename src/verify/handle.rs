@@ -173,7 +173,8 @@ impl VerifyHandle {
         let mut model_scores: Vec<Option<f32>> = vec![None; cands.len()];
         let mut method = method;
         if let Some(m) = model.filter(|_| !wanted.is_empty()) {
-            let texts: Vec<String> = wanted.iter().map(|&i| cands[i].stored.to_string()).collect();
+            let texts: Vec<(String, f32)> =
+                wanted.iter().map(|&i| (cands[i].stored.to_string(), cands[i].cosine)).collect();
             match score(m, query.to_string(), texts).await {
                 Ok(s) => wanted.iter().zip(s).for_each(|(&i, s)| model_scores[i] = Some(s)),
                 Err(e) => {
@@ -296,9 +297,9 @@ fn gate_of(kind: Kind, query: &str, c: &Candidate<'_>) -> Option<Gate> {
     gates.iter().copied().find(|g| g.refuses(query, c.stored)).or((c.cosine < gate::FLOOR).then_some(Gate::Floor))
 }
 
-async fn score(model: Arc<CrossEncoder>, query: String, texts: Vec<String>) -> Result<Vec<f32>, Error> {
+async fn score(model: Arc<CrossEncoder>, query: String, texts: Vec<(String, f32)>) -> Result<Vec<f32>, Error> {
     tokio::task::spawn_blocking(move || {
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let refs: Vec<(&str, f32)> = texts.iter().map(|(t, c)| (t.as_str(), *c)).collect();
         model.score(&query, &refs)
     })
     .await

@@ -27,6 +27,48 @@ pub struct CrossEncoder {
     pub sha256: String,
     /// The version its manifest gives.
     pub version: String,
+    /// How its logit and the cosine make the score.
+    pub combine: Combine,
+}
+
+/// `score = sigmoid(a * logit + c * cosine + d)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Combine {
+    /// Weight of the cross-encoder's logit.
+    pub a: f32,
+    /// Weight of the bi-encoder cosine.
+    pub c: f32,
+    /// Offset.
+    pub d: f32,
+}
+
+impl Default for Combine {
+    fn default() -> Combine {
+        Combine { a: 1.0, c: 0.0, d: 0.0 }
+    }
+}
+
+impl Combine {
+    /// Reads `combine: {a, c, d}` from a manifest (absent: the default; present but malformed: an
+    /// error saying which field).
+    pub fn from_manifest(manifest: &Value) -> Result<Combine, String> {
+        let v = &manifest["combine"];
+        if v.is_null() {
+            return Ok(Combine::default());
+        }
+        let field = |k: &str| -> Result<f32, String> {
+            v[k].as_f64()
+                .map(|x| x as f32)
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| format!("manifest.json `combine.{k}` must be a finite number"))
+        };
+        Ok(Combine { a: field("a")?, c: field("c")?, d: field("d")? })
+    }
+
+    /// The score of one pair.
+    pub fn score(&self, logit: f32, cosine: f32) -> f32 {
+        sigmoid(self.a * logit + self.c * cosine + self.d)
+    }
 }
 
 impl CrossEncoder {
@@ -74,26 +116,29 @@ impl CrossEncoder {
             RerankInitOptionsUserDefined::new().with_max_length(MAX_TOKENS).with_intra_threads(threads.max(1));
         let model = TextRerank::try_new_from_user_defined(UserDefinedRerankingModel::new(onnx, tokenizer), options)
             .map_err(|e| unavailable(format!("cannot load the verifier from {}: {e}", dir.display())))?;
+        let combine = Combine::from_manifest(&manifest)
+            .map_err(|e| unavailable(format!("{e} ({}); run ./install.sh", manifest_path.display())))?;
         let version = match &manifest["version"] {
             Value::String(s) => s.clone(),
             Value::Null => "unversioned".into(),
             other => other.to_string(),
         };
-        Ok(CrossEncoder { model: Mutex::new(model), sha256, version })
+        Ok(CrossEncoder { model: Mutex::new(model), sha256, version, combine })
     }
 
-    /// P(same request, same answer) for `query` against each stored text, in input order. Blocking.
-    pub fn score(&self, query: &str, stored: &[&str]) -> Result<Vec<f32>, Error> {
+    /// P(same request, same answer) for `query` against each (stored text, cosine), in input
+    /// order. Blocking.
+    pub fn score(&self, query: &str, stored: &[(&str, f32)]) -> Result<Vec<f32>, Error> {
         if stored.is_empty() {
             return Ok(Vec::new());
         }
         let mut model = self.model.lock().map_err(|_| Error::Failed("verifier lock poisoned".into()))?;
-        let ranked =
-            model.rerank(query, stored, false, Some(stored.len())).map_err(|e| Error::Failed(e.to_string()))?;
+        let texts: Vec<&str> = stored.iter().map(|(t, _)| *t).collect();
+        let ranked = model.rerank(query, &texts, false, Some(texts.len())).map_err(|e| Error::Failed(e.to_string()))?;
         let mut out = vec![0.0; stored.len()];
         for r in ranked {
-            if let Some(slot) = out.get_mut(r.index) {
-                *slot = sigmoid(r.score);
+            if let (Some(slot), Some((_, cosine))) = (out.get_mut(r.index), stored.get(r.index)) {
+                *slot = self.combine.score(r.score, *cosine);
             }
         }
         Ok(out)
@@ -128,6 +173,19 @@ mod tests {
         assert_eq!(listed_sha(&b, "model.onnx").as_deref(), Some("cd"));
         assert_eq!(listed_sha(&c, "model.onnx").as_deref(), Some("ef"));
         assert_eq!(listed_sha(&c, "tokenizer.json"), None);
+    }
+
+    #[test]
+    fn the_score_combines_the_logit_and_the_cosine_as_the_manifest_says() {
+        let none = Combine::from_manifest(&serde_json::json!({})).unwrap();
+        assert_eq!(none, Combine::default());
+        assert!((none.score(0.0, 0.9) - 0.5).abs() < 1e-6, "without combine the cosine plays no part");
+        let c = Combine::from_manifest(&serde_json::json!({"combine": {"a": 0.5, "c": 10.0, "d": -8.0}})).unwrap();
+        // 0.5 * 2 + 10 * 0.7 - 8 = 0: the even point.
+        assert!((c.score(2.0, 0.7) - 0.5).abs() < 1e-6);
+        assert!(c.score(2.0, 0.9) > c.score(2.0, 0.7) && c.score(4.0, 0.7) > c.score(2.0, 0.7));
+        let bad = Combine::from_manifest(&serde_json::json!({"combine": {"a": 1, "c": "x", "d": 0}})).unwrap_err();
+        assert!(bad.contains("combine.c"), "{bad}");
     }
 
     #[test]

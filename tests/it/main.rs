@@ -3,6 +3,7 @@
 // Test helpers outside #[test] functions may fail loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod adversarial;
 mod agents;
 mod fault;
 mod hook;
@@ -16,6 +17,7 @@ mod plan_match;
 mod prompt;
 mod python_sdk;
 mod results;
+mod robust;
 mod security;
 mod server;
 mod support;

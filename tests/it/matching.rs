@@ -247,3 +247,46 @@ async fn a_slow_or_broken_llm_judge_leaves_the_verdict_as_it_was() {
     let miss = ask(&s, query).await;
     assert_eq!(miss["status"], "miss", "an unclear answer leaves the miss: {miss}");
 }
+
+/// Runs `refrain hook claude <event>` for this env's project with `payload` on stdin; its stdout.
+async fn hook(env: &Env, event: &str, payload: Value) -> String {
+    use tokio::io::AsyncWriteExt;
+    let mut cmd = env.cmd(&["hook", "claude", event]);
+    cmd.env("REFRAIN__HOOKS__SERVE_CACHED_NETWORK_READS", "true")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let _ = child.stdin.take().unwrap().write_all(payload.to_string().as_bytes()).await;
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.success(), "hook {event}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn hooks_inject_only_verified_hits_never_suggestions() {
+    let env = Env::with_calibration(&cosine_at(0.99));
+    let s = env.serve().await;
+    let cwd = env.root().to_string_lossy().into_owned();
+    let call = |event: &str, query: &str| {
+        json!({"session_id": "s1", "cwd": cwd, "hook_event_name": event, "tool_name": TOOL,
+               "tool_input": {"query": query}, "tool_use_id": "t1"})
+    };
+    let stored = "How do I install Rust on Ubuntu?";
+    let mut post = call("PostToolUse", stored);
+    post["tool_response"] = json!("run the rustup installer from rustup.rs");
+    assert_eq!(hook(&env, "PostToolUse", post).await.trim(), "");
+    // The agent asking by meaning gets a suggestion, never the result...
+    let near = "how can I install Rust on an Ubuntu machine";
+    let asked = s.ok("response_cache_get", json!({"tool": TOOL, "namespace": "hooks/claude", "query": near})).await;
+    assert_eq!(asked["status"], "miss", "{asked}");
+    assert_eq!(asked["suggestion"]["query"], stored, "{asked}");
+    // ...and the hook puts nothing in the agent's context for that search.
+    let before = hook(&env, "PreToolUse", call("PreToolUse", near)).await;
+    assert_eq!(before.trim(), "", "a near match is never injected: {before}");
+    // The same search again is a verified (exact) hit, and the hook serves it.
+    let again = hook(&env, "PreToolUse", call("PreToolUse", stored)).await;
+    let v: Value = serde_json::from_str(again.trim()).unwrap();
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.contains("run the rustup installer"), "{again}");
+}

@@ -31,6 +31,11 @@ pub struct Args {
     /// Also report the development figures of other sets of cheap gates, to show what each earns.
     #[arg(long)]
     pub compare_gates: bool,
+    /// Also write the calibration records: the development negatives only, each reduced to the
+    /// candidates that decide it, without any text (public sets' texts stay out of the repository).
+    /// The calibration rebuilt from them is the same file.
+    #[arg(long)]
+    pub minimal: Option<PathBuf>,
 }
 
 /// How candidates are scored when recomputing a decision.
@@ -66,6 +71,7 @@ const GATE_SETS: &[&[Gate]] = &[
     &[Gate::Values, Gate::Negation],
     &[Gate::Values, Gate::Direction],
     &[Gate::Values, Gate::Negation, Gate::Direction],
+    &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted],
 ];
 
 /// The best candidate's score and whether serving it is right, as the server would decide.
@@ -153,10 +159,18 @@ fn group(records: &[Record]) -> Groups<'_> {
     g
 }
 
+/// The development negatives' best scores. A lookup whose text is a stored text (public sets hold
+/// the same question under two ids) is served that entry whatever the threshold, so it says
+/// nothing about where the threshold belongs and is left out of the sample.
 fn negatives(dev: &[&Record], o: Opts) -> Negatives {
     let scores: Vec<Option<f32>> =
-        dev.iter().filter(|r| r.expect == "miss").map(|r| best(r, o).map(|(s, _)| s)).collect();
+        dev.iter().filter(|r| r.expect == "miss" && !exact_text(r)).map(|r| best(r, o).map(|(s, _)| s)).collect();
     Negatives::from_scores(&scores)
+}
+
+/// The lookup's text is a stored text.
+fn exact_text(r: &Record) -> bool {
+    r.method.as_deref() == Some("exact") || r.candidates.iter().any(|c| c.exact)
 }
 
 fn methods(records: &[Record]) -> Vec<Method> {
@@ -169,7 +183,7 @@ fn methods(records: &[Record]) -> Vec<Method> {
 pub fn build(records: &[Record], verifier_sha256: Option<String>) -> Calibration {
     let mut c = Calibration {
         version: 1,
-        rule: "per development dataset, the lowest threshold whose one-sided 95% Clopper-Pearson upper bound on the share of negative lookups served anything is at most matching.max_wrong_rate; the strictest dataset wins".into(),
+        rule: "per development dataset, the lowest threshold whose one-sided 95% Clopper-Pearson upper bound on the share of negative lookups served anything is at most matching.max_wrong_rate; the strictest dataset wins (lookups whose text is a stored text are served it at any threshold and left out)".into(),
         embedding_model: refrain::embed::MODEL_NAME.into(),
         verifier_sha256,
         kinds: BTreeMap::new(),
@@ -185,6 +199,65 @@ pub fn build(records: &[Record], verifier_sha256: Option<String>) -> Calibration
         }
     }
     c
+}
+
+/// The records `build` needs, and nothing else: development negatives, each with its best candidate
+/// under every method (texts and family names removed: those candidates passed the gates already).
+pub fn minimal(records: &[Record]) -> Vec<Record> {
+    let ms = methods(records);
+    records
+        .iter()
+        .filter(|r| r.split == "dev" && r.expect == "miss")
+        .map(|r| {
+            let mut keep: Vec<crate::record::Cand> = Vec::new();
+            for &m in &ms {
+                let o = Opts::shipped(m);
+                let chosen = r
+                    .candidates
+                    .iter()
+                    .filter(|c| {
+                        c.exact
+                            || !(o.refuses(r, c)
+                                || (m == Method::CrossEncoder && c.cosine < refrain::verify::gate::FLOOR))
+                    })
+                    .filter_map(|c| {
+                        let s = if c.exact {
+                            Some(1.0)
+                        } else if m == Method::Cosine {
+                            Some(c.cosine)
+                        } else {
+                            c.verifier
+                        };
+                        s.map(|s| (s, c))
+                    })
+                    .max_by(|a, b| a.0.total_cmp(&b.0));
+                if let Some((_, c)) = chosen {
+                    let mut c = c.clone();
+                    c.text.clear();
+                    c.gate = None;
+                    keep.push(c);
+                }
+            }
+            // Every candidate gated: nothing to fall back on (the record's own best is for plan
+            // runners that list no candidates).
+            let none_left = !r.candidates.is_empty() && keep.is_empty();
+            Record {
+                dataset: r.dataset.clone(),
+                split: r.split.clone(),
+                kind: r.kind.clone(),
+                expect: r.expect.clone(),
+                best_right: r.best_right,
+                cosine: r.cosine.filter(|_| !none_left),
+                score: r.score.filter(|_| !none_left),
+                served: r.served,
+                right: r.right,
+                refused: r.refused,
+                method: r.method.clone().filter(|_| !none_left),
+                candidates: keep,
+                ..Record::default()
+            }
+        })
+        .collect()
 }
 
 /// Runs the command: writes the calibration and prints the report (Markdown) on stdout.
@@ -203,6 +276,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         None => None,
     };
     let c = build(&records, sha);
+    if let Some(path) = &args.minimal {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        record::write(&mut out, &minimal(&records))?;
+        std::io::Write::flush(&mut out)?;
+        eprintln!("wrote {}", path.display());
+    }
     if let Some(out) = &args.out {
         std::fs::write(out, serde_json::to_string_pretty(&c)? + "\n")?;
         eprintln!("wrote {}", out.display());
@@ -251,7 +330,12 @@ fn report(records: &[Record], args: &Args) -> anyhow::Result<()> {
 }
 
 /// Development figures of each gate set, per method and dataset (thresholds recalibrated per set).
-fn compare_gates(groups: &Groups<'_>, records: &[Record], rate: f64, out: &mut impl std::io::Write) -> anyhow::Result<()> {
+fn compare_gates(
+    groups: &Groups<'_>,
+    records: &[Record],
+    rate: f64,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<()> {
     writeln!(out, "\n### Cheap gates compared on the development splits (max_wrong_rate {rate})\n")?;
     writeln!(out, "| method | gates | dataset | threshold | hits | negatives served |")?;
     writeln!(out, "|---|---|---|---|---|---|")?;
@@ -291,4 +375,63 @@ fn threshold(groups: &Groups<'_>, kind: &str, leave_out: Option<&str>, o: Opts, 
         })
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .unwrap_or((f32::INFINITY, "no development data".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHIPPED_RECORDS: &str =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/verifier/calibration-records.jsonl");
+
+    #[test]
+    fn the_shipped_calibration_is_what_calibrate_makes_of_the_committed_records() {
+        let shipped = Calibration::parse(refrain::verify::calib::SHIPPED).unwrap();
+        let records = record::read(std::path::Path::new(SHIPPED_RECORDS)).unwrap();
+        assert!(!records.is_empty(), "no calibration records are committed");
+        let rebuilt = build(&records, shipped.verifier_sha256.clone());
+        assert_eq!(serde_json::to_value(&rebuilt).unwrap(), serde_json::to_value(&shipped).unwrap());
+        // And the thresholds refrain derives from it are finite for results at the default rate.
+        assert!(shipped.threshold("result", "cosine", 0.01).is_some_and(|d| d.value.is_finite() && d.value < 1.0));
+    }
+
+    #[test]
+    fn minimal_records_calibrate_exactly_as_the_full_ones() {
+        let cand = |text: &str, cosine: f32, right: bool| crate::record::Cand {
+            text: text.into(),
+            right,
+            cosine,
+            verifier: None,
+            gate: None,
+            exact: false,
+        };
+        let rec = |split: &str, expect: &str, q: &str, cands: Vec<crate::record::Cand>| Record {
+            dataset: "d".into(),
+            split: split.into(),
+            kind: "result".into(),
+            query: q.into(),
+            expect: expect.into(),
+            cosine: cands.first().map(|c| c.cosine),
+            candidates: cands,
+            ..Record::default()
+        };
+        let records = vec![
+            rec(
+                "dev",
+                "miss",
+                "install python 3.12",
+                vec![cand("install python 3.11", 0.97, false), cand("set up a venv", 0.6, false)],
+            ),
+            rec("dev", "miss", "install python 3.12 now", vec![cand("install python 3.11 now", 0.95, false)]),
+            rec("dev", "miss", "what is a monad", vec![cand("what is a functor", 0.8, false)]),
+            rec("dev", "hit", "what is rust", vec![cand("what's rust", 0.9, true)]),
+            rec("test", "miss", "what is go", vec![cand("what is rust", 0.85, false)]),
+        ];
+        let small = minimal(&records);
+        assert_eq!(small.len(), 3, "development negatives only");
+        assert!(small.iter().all(|r| r.query.is_empty() && r.candidates.iter().all(|c| c.text.is_empty())));
+        let (a, b) = (build(&records, None), build(&small, None));
+        assert_eq!(serde_json::to_value(&a).unwrap(), serde_json::to_value(&b).unwrap());
+        assert_eq!(a.kinds["result"]["cosine"]["d"].top, vec![0.8, 0.6]);
+    }
 }

@@ -6,9 +6,11 @@ mod calibrate;
 mod mcp;
 mod plans_eval;
 mod record;
+mod repeat;
 mod results_eval;
 mod sets;
 mod speed;
+mod stall;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -29,11 +31,15 @@ enum Command {
     ResultsEval(results_eval::Args),
     /// Judge the plan cache on family data sets through the real binary over MCP.
     PlansEval(plans_eval::Args),
+    /// A stored question asked again word for word must get its own entry, at several store sizes.
+    ResultsRepeat(repeat::Args),
     /// Thresholds from evaluation records (writes calibration.json) and the per-dataset report,
     /// leave-one-dataset-out included.
     Calibrate(calibrate::Args),
     /// What verification adds to a lookup by meaning on one core (embedding reported apart).
     VerifySpeed(speed::Args),
+    /// The latency of a cheap request while another client sends the slowest legal request.
+    Stall(stall::StallArgs),
 }
 
 fn main() -> anyhow::Result<ExitCode> {
@@ -45,12 +51,19 @@ fn main() -> anyhow::Result<ExitCode> {
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(results_eval::run(&a))?;
         }
+        Command::ResultsRepeat(a) => {
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(repeat::run(&a))?;
+        }
         Command::PlansEval(a) => {
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(plans_eval::run(a))?;
         }
         Command::Calibrate(a) => calibrate::run(&a)?,
         Command::VerifySpeed(a) => speed::run(&a)?,
+        Command::Stall(args) => {
+            tokio::runtime::Runtime::new()?.block_on(stall::run(args))?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -34,6 +34,9 @@ pub struct Record {
     pub right: bool,
     /// Whether the store step refused (plans).
     pub refused: bool,
+    /// A family's near miss (one constraint changed), rather than a never-stored request.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub near_miss: bool,
     /// How the server decided (`exact`, `cross_encoder`, `cosine`, `llm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,

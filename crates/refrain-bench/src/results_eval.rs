@@ -122,6 +122,8 @@ struct Lookup<'a> {
     expect: &'static str,
     /// The answer serving which is right (None: serving anything is wrong).
     accept: Option<String>,
+    /// One of the family's near misses.
+    near: bool,
 }
 
 async fn run_split(server: &Server, set: &Set, split: &str, args: &Args) -> anyhow::Result<Vec<Record>> {
@@ -146,15 +148,27 @@ async fn run_split(server: &Server, set: &Set, split: &str, args: &Args) -> anyh
             }
             if !set.negatives_only {
                 for m in f.members.iter().skip(1).take(3) {
-                    lookups.push(Lookup { family: f, text: m.clone(), expect: "hit", accept: Some(f.answer.clone()) });
+                    lookups.push(Lookup {
+                        family: f,
+                        text: m.clone(),
+                        expect: "hit",
+                        accept: Some(f.answer.clone()),
+                        near: false,
+                    });
                 }
             }
             for (n, a) in f.negatives.iter().take(3) {
-                lookups.push(Lookup { family: f, text: n.clone(), expect: "miss", accept: a.clone() });
+                lookups.push(Lookup { family: f, text: n.clone(), expect: "miss", accept: a.clone(), near: true });
             }
         } else {
             for m in f.members.iter().take(2) {
-                lookups.push(Lookup { family: f, text: m.clone(), expect: "miss", accept: Some(f.answer.clone()) });
+                lookups.push(Lookup {
+                    family: f,
+                    text: m.clone(),
+                    expect: "miss",
+                    accept: Some(f.answer.clone()),
+                    near: false,
+                });
             }
         }
     }
@@ -219,6 +233,7 @@ fn to_record(
         right,
         method: out["method"].as_str().map(str::to_string),
         latency_ms: Some(latency_ms),
+        near_miss: l.near,
         ..Record::default()
     };
     if exact {
@@ -246,13 +261,16 @@ fn summarise(name: &str, split: &str, records: &[Record], secs: f64) {
     let hits = pos.iter().filter(|r| r.served && r.right).count();
     let wrong = pos.iter().filter(|r| r.served && !r.right).count();
     let neg_served = neg.iter().filter(|r| r.served).count();
+    let near: Vec<&&Record> = neg.iter().filter(|r| r.near_miss).collect();
+    let near_served = near.iter().filter(|r| r.served).count();
     eprintln!(
-        "{name} {split}: {} positives: {:.1}% right hits, {:.1}% wrong hits; {} negatives: {:.1}% served ({:.0} s)",
+        "{name} {split}: {} positives: {:.1}% right hits, {:.1}% wrong hits; {} negatives: {:.1}% served, of which {} near misses: {near_served} served ({:.0} s)",
         pos.len(),
         pct(hits, pos.len()),
         pct(wrong, pos.len()),
         neg.len(),
         pct(neg_served, neg.len()),
+        near.len(),
         secs
     );
 }

@@ -1,6 +1,7 @@
 //! `refrain-bench verify-speed`: what verification adds to a lookup by meaning, on one core, with
 //! the embedding time reported apart. For each query: embed it, take the K nearest stored texts,
 //! drop what the cheap gates drop, and score the rest in one batch, as `response_cache_get` does.
+//! Without a verifier model (the shipped rule: cosine and the cheap gates) only the gates run.
 
 use refrain::embed::{Embedder, FastEmbedder, ModelFiles, cosine};
 use refrain::verify::gate;
@@ -37,7 +38,13 @@ fn quantile(v: &mut [f64], q: f64) -> f64 {
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let files = ModelFiles::under(&args.models);
     let embedder = FastEmbedder::load(&files, 1, 256)?;
-    let verifier = CrossEncoder::load(&args.models.join(model::DIR), &files.runtime, 1)?;
+    let verifier = match CrossEncoder::load(&args.models.join(model::DIR), &files.runtime, 1) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            eprintln!("no verifier model ({e}): timing the rule (cosine and the cheap gates) only");
+            None
+        }
+    };
     let rows: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(&args.data)?)?;
     let origins: Vec<String> = rows.iter().filter_map(|r| r["origin"].as_str().map(str::to_string)).collect();
     let queries: Vec<String> = rows.iter().filter_map(|r| r["similar"].as_str().map(str::to_string)).collect();
@@ -52,18 +59,22 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         near.sort_by(|a, b| b.1.total_cmp(&a.1));
         near.truncate(args.candidates);
         let t = Instant::now();
-        let kept: Vec<&str> = near
+        let kept: Vec<(&str, f32)> = near
             .iter()
             .filter(|(i, c)| *c >= gate::FLOOR && !gate::RESULT_GATES.iter().any(|g| g.refuses(q, &origins[*i])))
-            .map(|(i, _)| origins[*i].as_str())
+            .map(|(i, c)| (origins[*i].as_str(), *c))
             .collect();
-        verifier.score(q, &kept)?;
+        if let Some(verifier) = &verifier {
+            verifier.score(q, &kept)?;
+        }
         verify_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         scored.push(kept.len() as f64);
-        let every: Vec<&str> = near.iter().map(|(i, _)| origins[*i].as_str()).collect();
-        let t = Instant::now();
-        verifier.score(q, &every)?;
-        all_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        if let Some(verifier) = &verifier {
+            let every: Vec<(&str, f32)> = near.iter().map(|(i, c)| (origins[*i].as_str(), *c)).collect();
+            let t = Instant::now();
+            verifier.score(q, &every)?;
+            all_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
     }
     let n = embed_ms.len();
     let mean_scored = scored.iter().sum::<f64>() / n.max(1) as f64;
@@ -71,14 +82,20 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "| step (1 thread, {n} lookups, {} stored) | p50 ms | p90 ms | p99 ms |", origins.len())?;
     writeln!(out, "|---|---|---|---|")?;
-    for (name, v) in [
-        ("embed the query".to_string(), &mut embed_ms),
-        (
-            format!("verify after the gates ({mean_scored:.1} of {} candidates scored on average)", args.candidates),
-            &mut verify_ms,
+    let verify_name = match &verifier {
+        Some(_) => {
+            format!("verify after the gates ({mean_scored:.1} of {} candidates scored on average)", args.candidates)
+        }
+        None => format!(
+            "verify by the rule: the gates over {} candidates ({mean_scored:.1} pass on average), no model",
+            args.candidates
         ),
-        (format!("verify all {} candidates (no gates)", args.candidates), &mut all_ms),
-    ] {
+    };
+    let mut rows = vec![("embed the query".to_string(), &mut embed_ms), (verify_name, &mut verify_ms)];
+    if verifier.is_some() {
+        rows.push((format!("verify all {} candidates (no gates)", args.candidates), &mut all_ms));
+    }
+    for (name, v) in rows {
         let (p50, p90, p99) = (quantile(v, 0.5), quantile(v, 0.9), quantile(v, 0.99));
         writeln!(out, "| {name} | {p50:.2} | {p90:.2} | {p99:.2} |")?;
     }
