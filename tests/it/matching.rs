@@ -273,9 +273,11 @@ async fn hooks_inject_only_verified_hits_never_suggestions() {
                "tool_input": {"query": query}, "tool_use_id": "t1"})
     };
     let stored = "How do I install Rust on Ubuntu?";
-    let mut post = call("PostToolUse", stored);
-    post["tool_response"] = json!("run the rustup installer from rustup.rs");
-    assert_eq!(hook(&env, "PostToolUse", post).await.trim(), "");
+    // Stored as the PostToolUse hook stores a web search: its arguments, and its query for lookups
+    // by meaning.
+    let put = json!({"namespace": "hooks/claude", "tool": TOOL, "args": {"query": stored}, "query": stored,
+                     "result": "run the rustup installer from rustup.rs", "read_only": true});
+    assert_eq!(s.ok("response_cache_put", put).await["stored"], true);
     // The agent asking by meaning gets a suggestion, never the result...
     let near = "how can I install Rust on an Ubuntu machine";
     let asked = s.ok("response_cache_get", json!({"tool": TOOL, "namespace": "hooks/claude", "query": near})).await;

@@ -72,6 +72,7 @@ const GATE_SETS: &[&[Gate]] = &[
     &[Gate::Values, Gate::Direction],
     &[Gate::Values, Gate::Negation, Gate::Direction],
     &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted],
+    &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite],
 ];
 
 /// The best candidate's score and whether serving it is right, as the server would decide.
