@@ -118,8 +118,9 @@ pub fn whole_word(text: &str, start: usize, end: usize) -> bool {
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
     let inner_first = text[start..end].chars().next();
     let inner_last = text[start..end].chars().next_back();
-    !(word(inner_first) && word(text[..start].chars().next_back()))
-        && !(word(inner_last) && word(text[end..].chars().next()))
+    let joins_before = word(inner_first) && word(text[..start].chars().next_back());
+    let joins_after = word(inner_last) && word(text[end..].chars().next());
+    !(joins_before || joins_after)
 }
 
 /// The most specific type a bare value fits.
