@@ -33,7 +33,8 @@ struct CommonArgs {
     /// User-wide config files, or the project's own.
     #[arg(long, value_enum, default_value = "user")]
     scope: Scope,
-    /// Only these agents (comma-separated: claude,codex,cursor); default: every agent found.
+    /// Only these agents (comma-separated: claude,codex,gemini,qwen,opencode,cursor); default:
+    /// every agent found.
     #[arg(long)]
     only: Option<String>,
     /// Print what would change and change nothing.
@@ -91,7 +92,8 @@ fn finish(opts: &Options, edits: &[FileEdit], dry_run: bool, done: &str) -> anyh
     if agents.is_empty() && edits.is_empty() {
         writeln!(
             out,
-            "no agent found (looked for ~/.claude, ~/.codex, ~/.cursor and their binaries); name one with --only"
+            "no agent found (looked for ~/.claude, ~/.codex, ~/.gemini, ~/.qwen, ~/.config/opencode, ~/.cursor and \
+             their binaries); name one with --only"
         )?;
         return Ok(ExitCode::SUCCESS);
     }

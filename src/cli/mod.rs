@@ -17,6 +17,7 @@ mod hook;
 mod install;
 mod mask;
 mod plans;
+mod runtime_env;
 mod serve;
 mod trust_cmd;
 
@@ -69,7 +70,8 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Preview a cache-aware compaction of a transcript.
     Compact(compact::CompactArgs),
-    /// Register refrain (MCP server and hooks) with Claude Code, Codex and Cursor.
+    /// Register refrain (MCP server and hooks) with Claude Code, Codex, Gemini CLI, Qwen Code,
+    /// opencode and Cursor.
     Install(install::InstallArgs),
     /// Remove exactly what `install` added.
     Uninstall(install::UninstallArgs),
@@ -81,6 +83,7 @@ enum Command {
 
 /// Parses the command line and runs the command.
 pub fn main() -> anyhow::Result<ExitCode> {
+    runtime_env::ensure_telemetry_off();
     let cli = Cli::parse();
     check_patterns()?;
     match cli.command {

@@ -109,6 +109,7 @@ pub const RULES: &[Rule] = &[
     row("hooks.serve_cached_network_reads", Project, ""),
     row("hooks.timeout_ms", ProjectLowers, "every agent hook would wait longer"),
     row("hooks.read_only_mcp_tools", Project, ""),
+    row("hooks.read_dedup", Project, ""),
 ];
 
 /// The rule for a dotted key (a map's rule covers its entries); `None` for a key `Config` lacks.

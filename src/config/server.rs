@@ -62,10 +62,13 @@ pub struct HooksConfig {
     /// MCP tools whose results the post-tool hook records as read-only, besides those whose name
     /// starts with a read verb (get, list, read, search, …): `mcp__server__tool` or `mcp__server__*`.
     pub read_only_mcp_tools: Vec<String>,
+    /// Answer a repeated read of an unchanged file still in the agent's context with a short note
+    /// (or only the diff when it changed a little) instead of the full output.
+    pub read_dedup: bool,
 }
 
 impl Default for HooksConfig {
     fn default() -> Self {
-        Self { serve_cached_network_reads: false, timeout_ms: 2000, read_only_mcp_tools: Vec::new() }
+        Self { serve_cached_network_reads: false, timeout_ms: 2000, read_only_mcp_tools: Vec::new(), read_dedup: true }
     }
 }

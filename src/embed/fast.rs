@@ -55,23 +55,26 @@ impl FastEmbedder {
             special_tokens_map_file: read("special_tokens_map.json")?,
             tokenizer_config_file: read("tokenizer_config.json")?,
         };
-        init_runtime(&files.runtime)?;
+        let environment = init_runtime(&files.runtime)?;
         let model = UserDefinedEmbeddingModel::new(onnx, tokenizer).with_pooling(Pooling::Mean);
-        let options = InitOptionsUserDefined::new().with_max_length(max_length).with_intra_threads(threads.max(1));
+        let options = InitOptionsUserDefined::new()
+            .with_max_length(max_length)
+            .with_intra_threads(threads.max(1))
+            .with_environment(environment);
         let model = TextEmbedding::try_new_from_user_defined(model, options)
             .map_err(|e| Error::Unavailable(format!("cannot load model from {}: {e}", files.model_dir.display())))?;
         Ok(FastEmbedder { model: Mutex::new(model) })
     }
 }
 
-/// Loads the ONNX runtime library. `ort::init_from` may run once per process; later calls reuse
-/// the first result (the embedder and the verifier share it).
-pub fn init_runtime(path: &Path) -> Result<(), Error> {
-    static INIT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    INIT.get_or_init(|| {
+/// Loads the ONNX runtime library (the embedder and the verifier share it). `ort::init_from` may
+/// run once per process; later calls reuse the first result. The process keeps one environment, built with ONNX Runtime's telemetry off: by default the runtime looks
+/// up Microsoft's telemetry host, and refrain sends nothing anywhere.
+pub fn init_runtime(path: &Path) -> Result<ort::environment::Environment, Error> {
+    static ENV: std::sync::OnceLock<Result<ort::environment::Environment, String>> = std::sync::OnceLock::new();
+    ENV.get_or_init(|| {
         let builder = ort::init_from(path).map_err(|e| format!("cannot load ONNX runtime {}: {e}", path.display()))?;
-        drop(builder); // sessions create the default environment on the loaded library
-        Ok(())
+        builder.with_telemetry(false).build().map_err(|e| format!("cannot start ONNX runtime: {e}"))
     })
     .clone()
     .map_err(Error::Unavailable)

@@ -1,15 +1,52 @@
-//! The JSON a hook prints, in the shape Claude Code and Codex both read
-//! (`hookSpecificOutput` with `hookEventName`; Codex accepts the same fields).
+//! The JSON a hook prints, in each agent's shape: `hookSpecificOutput` for Claude Code, Codex,
+//! Qwen Code and Gemini CLI (with Gemini's event names), Cursor's flat snake_case fields, and the
+//! small protocol of refrain's opencode plugin (`context`, `output`).
 
+use super::Agent;
 use super::calls::PlanHit;
 use serde_json::{Value, json};
 
 /// Longest cached result handed back through a deny reason (agents truncate long reasons anyway).
 const MAX_REASON_CHARS: usize = 60_000;
 
-/// UserPromptSubmit: add text to the agent's context.
-pub fn prompt_context(text: &str) -> Value {
-    json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}})
+/// The prompt hook's answer: add text to the model's context for this turn.
+pub fn prompt_context(agent: Agent, text: &str) -> Value {
+    match agent {
+        Agent::Gemini => json!({"hookSpecificOutput": {"hookEventName": "BeforeAgent", "additionalContext": text}}),
+        Agent::Cursor => json!({"continue": true, "additional_context": text}),
+        Agent::Opencode => json!({"context": text}),
+        Agent::Claude | Agent::Codex | Agent::Qwen => {
+            json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}})
+        }
+    }
+}
+
+/// The post-tool hook's answer that puts `note` in place of the tool's output, through each
+/// agent's own route: Claude Code's `updatedToolOutput` (the tool's own output shape with the
+/// content replaced, which Claude Code checks), a blocking decision whose reason becomes the
+/// result (Codex, Gemini CLI), a stop of the call (Qwen Code), the plugin's `output`. None for
+/// agents with no such route (Cursor) and for outputs of unknown shape.
+pub fn replace_output(agent: Agent, tool_response: &Value, note: &str) -> Option<Value> {
+    match agent {
+        Agent::Claude => {
+            let mut out = tool_response.clone();
+            if out.pointer("/file/content").is_some() {
+                out["file"]["content"] = json!(note);
+                out["file"]["numLines"] = json!(note.lines().count());
+            } else if out.get("stdout").is_some() {
+                out["stdout"] = json!(note);
+                out["stderr"] = json!("");
+            } else {
+                return None;
+            }
+            Some(json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": out}}))
+        }
+        Agent::Codex => Some(json!({"decision": "block", "reason": note})),
+        Agent::Gemini => Some(json!({"decision": "deny", "reason": note})),
+        Agent::Qwen => Some(json!({"continue": false, "stopReason": note})),
+        Agent::Opencode => Some(json!({"output": note})),
+        Agent::Cursor => None,
+    }
 }
 
 /// The context text for a plan hit: the filled plan, where it came from, how to report back.
@@ -65,7 +102,7 @@ fn compact(v: &Value) -> String {
 }
 
 /// PreToolUse: deny the tool and hand the agent the cached result as the reason.
-pub fn serve_cached(tool: &str, result: &Value) -> Value {
+pub fn serve_cached(agent: Agent, tool: &str, result: &Value) -> Value {
     let body = match result {
         Value::String(s) => s.clone(),
         other => serde_json::to_string_pretty(other).unwrap_or_default(),
@@ -74,12 +111,41 @@ pub fn serve_cached(tool: &str, result: &Value) -> Value {
     let reason = format!(
         "refrain already holds a fresh result of this exact {tool} call, so it was not run again. Use this result as the tool's output:\n\n{body}"
     );
-    json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}})
+    match agent {
+        Agent::Cursor => json!({"permission": "deny", "agent_message": reason,
+            "user_message": format!("refrain answered this {tool} call from its cache")}),
+        Agent::Gemini => json!({"decision": "deny", "reason": reason}),
+        _ => {
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}})
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn claude_code_gets_its_own_output_shape_back_with_the_note() {
+        let read = json!({"type": "text", "file": {"filePath": "/p/a", "content": "x\ny\n", "numLines": 2, "startLine": 1, "totalLines": 2}});
+        let out = replace_output(Agent::Claude, &read, "[refrain] a").unwrap();
+        let file = &out["hookSpecificOutput"]["updatedToolOutput"]["file"];
+        assert_eq!(
+            (file["content"].as_str(), file["numLines"].as_u64(), file["totalLines"].as_u64()),
+            (Some("[refrain] a"), Some(1), Some(2))
+        );
+        let bash = json!({"stdout": "x", "stderr": "", "interrupted": false});
+        assert_eq!(
+            replace_output(Agent::Claude, &bash, "n").unwrap()["hookSpecificOutput"]["updatedToolOutput"]["stdout"],
+            "n"
+        );
+        assert_eq!(replace_output(Agent::Claude, &json!("odd"), "n"), None);
+        assert_eq!(
+            replace_output(Agent::Codex, &json!("x"), "n").unwrap(),
+            json!({"decision": "block", "reason": "n"})
+        );
+        assert_eq!(replace_output(Agent::Cursor, &json!("x"), "n"), None);
+    }
 
     #[test]
     fn plan_context_numbers_steps_and_asks_for_feedback() {

@@ -33,11 +33,11 @@ const MAX_STEPS: usize = 50;
 
 /// `plan_store` with an executed trace: the todo items (as `todo` steps) then the tool calls,
 /// each as a plan step `{tool, inputs, side_effect, family}` with its real values.
-pub fn plan_store(_agent: Agent, t: &Trace, _p: &Payload) -> Value {
+pub fn plan_store(agent: Agent, t: &Trace, _p: &Payload) -> Value {
     let todos = t.steps.iter().map(|s| json!({"tool": "todo", "inputs": {"text": s}, "side_effect": false}));
     let calls = t.calls.iter().map(|c| {
         let tool = c.get("tool").and_then(Value::as_str).unwrap_or_default();
-        let (family, side_effect) = super::classify::family(tool);
+        let (family, side_effect) = super::classify::family(&super::names::tool(agent, tool));
         json!({"tool": tool, "inputs": c.get("input").cloned().unwrap_or(json!({})), "side_effect": side_effect, "family": family})
     });
     let steps: Vec<Value> = todos.chain(calls).take(MAX_STEPS).collect();
@@ -86,6 +86,22 @@ pub fn session_event(agent: Agent, event: Event, p: &Payload) -> Value {
         "at_ms": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
     })
 }
+
+/// The session event noting a read answered by a note (`session_event` counts it in stats).
+pub fn dedup_event(agent: Agent, p: &Payload, d: &super::dedup::Dedup) -> Value {
+    json!({
+        "agent": agent.name(),
+        "event": READ_DEDUPLICATED,
+        "session_id": p.session_id,
+        "transcript_path": p.transcript_path,
+        "trigger": if d.changed { "diff" } else { "unchanged" },
+        "tokens_saved": d.tokens_saved,
+        "at_ms": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
+    })
+}
+
+/// The session event name of a deduplicated read.
+pub const READ_DEDUPLICATED: &str = "ReadDeduplicated";
 
 /// A plan lookup hit, as the prompt hook shows it.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,7 +4,7 @@
 //! Shell commands are read conservatively: only commands known to be read-only are ignored, known
 //! file writers invalidate their arguments, anything else invalidates the whole working directory.
 
-use super::{Agent, Payload};
+use super::{Agent, Payload, names};
 use crate::config::HooksConfig;
 use serde_json::Value;
 use std::path::Path;
@@ -51,10 +51,12 @@ pub fn is_network_read(tool: &str) -> bool {
     NETWORK_READS.contains(&tool)
 }
 
-/// Classifies a PostToolUse payload; None when refrain has nothing to do.
-pub fn classify(_agent: Agent, p: &Payload, config: &HooksConfig) -> Option<Effect> {
-    let tool = p.tool_name.as_deref()?;
-    let input = p.tool_input.as_ref().cloned().unwrap_or(Value::Null);
+/// Classifies a PostToolUse payload; None when refrain has nothing to do. Each agent's tool and
+/// argument names are read as Claude Code's (`names`).
+pub fn classify(agent: Agent, p: &Payload, config: &HooksConfig) -> Option<Effect> {
+    let tool = names::tool(agent, p.tool_name.as_deref()?);
+    let tool = tool.as_str();
+    let input = names::input(agent, p.tool_input.as_ref().unwrap_or(&Value::Null));
     let cwd = p.cwd.clone().unwrap_or_default();
     let text = |k: &str| input.get(k).and_then(Value::as_str).map(|s| absolute(&cwd, s));
     if failed(p.tool_response.as_ref()) {
@@ -97,6 +99,7 @@ fn failed(response: Option<&Value>) -> bool {
     let Some(r) = response else { return false };
     r.get("is_error").or_else(|| r.get("isError")).and_then(Value::as_bool) == Some(true)
         || r.get("success").and_then(Value::as_bool) == Some(false)
+        || r.get("error").is_some_and(|e| !e.is_null())
 }
 
 /// MCP tools whose name starts with a read verb, or listed in `hooks.read_only_mcp_tools`.

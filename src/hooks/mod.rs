@@ -1,22 +1,31 @@
-//! Agent hooks: what refrain does when Claude Code or Codex reports a prompt, a tool call, the end
-//! of a turn or a compaction, and what it answers in the agent's hook format.
+//! Agent hooks: what refrain does when an agent (Claude Code, Codex, Gemini CLI, Qwen Code,
+//! opencode through refrain's plugin, Cursor) reports a prompt, a tool call, the end of a turn or a
+//! compaction, and what it answers in that agent's hook format.
 //!
 //! Plain Rust, no rmcp: the caller passes a `Caller` that reaches refrain's tools (through the
-//! project's owner process). Every failure ends in silence (`None`), never in a broken agent.
+//! project's owner process). Read dedup needs no store: it reads the agent's own session file.
+//! Every failure ends in silence (`None`), never in a broken agent.
 
+pub mod agent;
 pub mod answer;
 pub mod calls;
 pub mod classify;
+pub mod dedup;
 pub mod events;
+pub mod journal;
+pub mod names;
 pub mod payload;
 pub mod tasks;
 pub mod trace;
 
+pub use agent::{Agent, Event};
 pub use payload::Payload;
 
 use crate::config::HooksConfig;
+use journal::Journal;
 use serde_json::Value;
 use std::future::Future;
+use std::path::{Path, PathBuf};
 
 /// Errors inside hook handling (never shown to the agent; the hook stays silent).
 #[derive(Debug, thiserror::Error)]
@@ -37,82 +46,21 @@ pub enum Error {
     },
 }
 
-/// The agent sending the hook.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Agent {
-    /// Claude Code.
-    Claude,
-    /// Codex CLI.
-    Codex,
-}
-
-impl Agent {
-    /// Parses `claude` / `codex`.
-    pub fn parse(s: &str) -> Result<Agent, Error> {
-        match s {
-            "claude" => Ok(Agent::Claude),
-            "codex" => Ok(Agent::Codex),
-            other => Err(Error::Unknown(other.to_string())),
-        }
-    }
-
-    /// The name used in stored records.
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude-code",
-            Agent::Codex => "codex",
-        }
-    }
-}
-
-/// The hook events refrain answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
-    /// The user submitted a prompt.
-    UserPromptSubmit,
-    /// Before a tool runs.
-    PreToolUse,
-    /// After a tool ran.
-    PostToolUse,
-    /// The agent finished its turn.
-    Stop,
-    /// Before a compaction.
-    PreCompact,
-    /// After a compaction.
-    PostCompact,
-}
-
-impl Event {
-    /// Parses an event name as the agents spell it.
-    pub fn parse(s: &str) -> Result<Event, Error> {
-        Ok(match s {
-            "UserPromptSubmit" => Event::UserPromptSubmit,
-            "PreToolUse" => Event::PreToolUse,
-            "PostToolUse" => Event::PostToolUse,
-            "Stop" => Event::Stop,
-            "PreCompact" => Event::PreCompact,
-            "PostCompact" => Event::PostCompact,
-            other => return Err(Error::Unknown(other.to_string())),
-        })
-    }
-
-    /// The event name as the agents spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Event::UserPromptSubmit => "UserPromptSubmit",
-            Event::PreToolUse => "PreToolUse",
-            Event::PostToolUse => "PostToolUse",
-            Event::Stop => "Stop",
-            Event::PreCompact => "PreCompact",
-            Event::PostCompact => "PostCompact",
-        }
-    }
-}
-
 /// A way to call refrain's tools by name with JSON arguments.
 pub trait Caller {
     /// The tool's structured output, or `None` when the tool is unknown, failed or said nothing.
     fn call(&self, tool: &str, args: Value) -> impl Future<Output = Option<Value>>;
+}
+
+/// What a hook knows besides the payload.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// The hook settings.
+    pub config: HooksConfig,
+    /// Where session journals live (the project's data directory), for agents that need one.
+    pub journal_dir: Option<PathBuf>,
+    /// The user's home (to find Cursor's own hooks file).
+    pub home: Option<PathBuf>,
 }
 
 /// Handles one hook; returns the JSON to print, or `None` for silence.
@@ -120,50 +68,110 @@ pub async fn respond(
     agent: Agent,
     event: Event,
     payload: &Payload,
-    config: &HooksConfig,
+    ctx: &Context,
     caller: &impl Caller,
 ) -> Option<Value> {
+    // Cursor also runs Claude Code's hooks: answer it in its own form, once.
+    let agent = match (agent, payload.from_cursor()) {
+        (Agent::Claude, true) if cursor_runs_its_own(payload, ctx.home.as_deref()) => return None,
+        (_, true) => Agent::Cursor,
+        (a, false) => a,
+    };
+    let journal = journal_of(agent, payload, ctx);
     match event {
         Event::UserPromptSubmit => {
             let prompt = payload.prompt.as_deref().filter(|p| !p.trim().is_empty())?;
+            if let Some(j) = &journal {
+                let _ = j.append(&journal::Entry::Prompt { text: prompt.to_string() });
+            }
             let found = caller.call(calls::PLAN_LOOKUP, calls::plan_lookup(prompt, payload)).await?;
             let hit = calls::read_plan_hit(&found)?;
-            Some(answer::prompt_context(&answer::plan_context(&hit)))
+            Some(answer::prompt_context(agent, &answer::plan_context(&hit)))
         }
         Event::Stop => {
             if payload.stop_hook_active == Some(true) {
                 return None;
             }
-            let trace = trace::read(agent, payload).ok()??;
+            let trace = trace::read(agent, payload, journal.as_ref()).ok()??;
             caller.call(calls::PLAN_STORE, calls::plan_store(agent, &trace, payload)).await;
             None
         }
-        Event::PostToolUse => {
-            match classify::classify(agent, payload, config)? {
-                classify::Effect::Read { files, trees } => {
-                    let args = calls::response_cache_put(agent, payload, &files, &trees)?;
-                    caller.call(calls::RESPONSE_CACHE_PUT, args).await;
-                }
-                classify::Effect::Write { paths, .. } => {
-                    caller.call(calls::RESPONSE_CACHE_INVALIDATE, calls::invalidate(&paths)).await;
-                }
-            }
-            None
-        }
+        Event::PostToolUse => post_tool(agent, payload, ctx, journal.as_ref(), caller).await,
         Event::PreToolUse => {
-            if !config.serve_cached_network_reads || !classify::is_network_read(payload.tool_name.as_deref()?) {
+            let tool = payload.tool_name.as_deref()?;
+            if !ctx.config.serve_cached_network_reads || !classify::is_network_read(&names::tool(agent, tool)) {
                 return None;
             }
             let found = caller.call(calls::RESPONSE_CACHE_GET, calls::response_cache_get(agent, payload)?).await?;
             let cached = calls::read_cache_hit(&found)?;
-            Some(answer::serve_cached(payload.tool_name.as_deref()?, &cached))
+            Some(answer::serve_cached(agent, tool, &cached))
         }
         Event::PreCompact | Event::PostCompact => {
+            // Gemini CLI fires PreCompress (auto) before every request, compressing or not: only a
+            // manual /compress says something.
+            if agent == Agent::Gemini && payload.trigger.as_deref() != Some("manual") {
+                return None;
+            }
+            if let Some(j) = &journal {
+                let _ = j.append(&journal::Entry::Compacted);
+            }
             caller.call(calls::SESSION_EVENT, calls::session_event(agent, event, payload)).await;
             None
         }
     }
 }
+
+/// A finished tool call: answer a repeated read with a note, record read-only results,
+/// invalidate what a write touched.
+async fn post_tool(
+    agent: Agent,
+    payload: &Payload,
+    ctx: &Context,
+    journal: Option<&Journal>,
+    caller: &impl Caller,
+) -> Option<Value> {
+    let dedup = ctx.config.read_dedup.then(|| dedup::decide(agent, payload, journal)).flatten();
+    if let (Some(j), Some(entry)) = (journal, journal::call_entry(agent, payload, dedup.is_some())) {
+        let _ = j.append(&entry);
+    }
+    if let Some(d) = &dedup {
+        // Counting the saving must not cost the answer: it gets half the hook's time at most.
+        let limit = std::time::Duration::from_millis(ctx.config.timeout_ms / 2);
+        let _ =
+            tokio::time::timeout(limit, caller.call(calls::SESSION_EVENT, calls::dedup_event(agent, payload, d))).await;
+        return answer::replace_output(agent, payload.tool_response.as_ref()?, &d.note);
+    }
+    match classify::classify(agent, payload, &ctx.config)? {
+        classify::Effect::Read { files, trees } => {
+            let args = calls::response_cache_put(agent, payload, &files, &trees)?;
+            caller.call(calls::RESPONSE_CACHE_PUT, args).await;
+        }
+        classify::Effect::Write { paths, .. } => {
+            caller.call(calls::RESPONSE_CACHE_INVALIDATE, calls::invalidate(&paths)).await;
+        }
+    }
+    None
+}
+
+/// The session journal, for the agents refrain keeps one for.
+fn journal_of(agent: Agent, payload: &Payload, ctx: &Context) -> Option<Journal> {
+    if !matches!(agent, Agent::Opencode | Agent::Cursor) {
+        return None;
+    }
+    let session = payload.session_id.as_deref().filter(|s| !s.is_empty())?;
+    Some(Journal::new(ctx.journal_dir.as_deref()?, agent, session))
+}
+
+/// True when Cursor's own hooks file registers refrain: then the Claude Code hooks Cursor also
+/// runs stay silent, so nothing is done twice.
+fn cursor_runs_its_own(payload: &Payload, home: Option<&Path>) -> bool {
+    let mut files: Vec<PathBuf> = home.map(|h| h.join(".cursor/hooks.json")).into_iter().collect();
+    files.extend(payload.workspace_roots.iter().flatten().map(|r| Path::new(r).join(".cursor/hooks.json")));
+    files.iter().any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains(" hook cursor ")))
+}
+
+#[cfg(test)]
+mod cursor_tests;
 
 #[cfg(test)]
 mod tests {
@@ -203,8 +211,9 @@ mod tests {
     ) -> (Option<Value>, Vec<(String, Value)>) {
         let caller = FakeCaller { answers, seen: RefCell::new(Vec::new()) };
         let config = HooksConfig { serve_cached_network_reads: true, ..HooksConfig::default() };
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        let out = rt.block_on(respond(agent, event, p, &config, &caller));
+        let ctx = Context { config, ..Context::default() };
+        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let out = rt.block_on(respond(agent, event, p, &ctx, &caller));
         (out, caller.seen.into_inner())
     }
 

@@ -1,4 +1,5 @@
-//! The hook payload both agents send on stdin (snake_case JSON; every field optional here).
+//! The hook payload the agents send on stdin (snake_case JSON; every field optional here), and
+//! `normalize`, which brings Cursor's and Gemini CLI's own field names onto Claude Code's.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -37,6 +38,22 @@ pub struct Payload {
     pub trigger: Option<String>,
     /// PostCompact: the summary the compaction produced.
     pub compact_summary: Option<String>,
+    /// Gemini CLI AfterAgent: the final answer of the turn.
+    pub prompt_response: Option<String>,
+    /// Qwen Code: the model's own id of the tool call.
+    pub tool_call_id: Option<String>,
+    /// Cursor: present on every Cursor payload (how refrain tells Cursor apart).
+    pub cursor_version: Option<String>,
+    /// Cursor: the conversation id (its session id).
+    pub conversation_id: Option<String>,
+    /// Cursor: the workspace folders (the first is the working directory).
+    pub workspace_roots: Option<Vec<String>>,
+    /// Cursor postToolUse: the tool's output.
+    pub tool_output: Option<Value>,
+    /// Cursor afterFileEdit / opencode file.edited: the file written.
+    pub file_path: Option<String>,
+    /// Cursor stop: `completed`, `aborted` or `error`.
+    pub status: Option<String>,
 }
 
 impl Payload {
@@ -47,5 +64,29 @@ impl Payload {
             return Err(super::Error::Payload("not a JSON object".into()));
         }
         serde_json::from_value(value).map_err(|e| super::Error::Payload(e.to_string()))
+    }
+
+    /// True when Cursor sent this payload (Cursor also runs Claude Code's hooks).
+    pub fn from_cursor(&self) -> bool {
+        self.cursor_version.is_some()
+    }
+
+    /// Fills Claude Code's field names from the agent's own: Cursor's conversation id, workspace
+    /// root, tool output and edited file; a file edit becomes an `Edit` of that file.
+    pub fn normalize(mut self) -> Payload {
+        if self.session_id.is_none() {
+            self.session_id = self.conversation_id.clone();
+        }
+        if self.cwd.as_deref().is_none_or(str::is_empty) {
+            self.cwd = self.workspace_roots.as_ref().and_then(|r| r.first().cloned());
+        }
+        if self.tool_response.is_none() {
+            self.tool_response = self.tool_output.take();
+        }
+        if let (None, Some(file)) = (&self.tool_name, &self.file_path) {
+            self.tool_name = Some("Edit".into());
+            self.tool_input = Some(serde_json::json!({"file_path": file}));
+        }
+        self
     }
 }

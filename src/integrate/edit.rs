@@ -4,7 +4,7 @@
 //! in place with toml_edit. A second install computes no edit, so it changes nothing.
 
 use super::targets::{Agent, Kind, Target};
-use super::{Error, Options, hook_command, hooks_json, mcp};
+use super::{Error, Options, cursor_hooks, hook_command, hooks_json, mcp, plugin};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use toml_edit::DocumentMut;
@@ -44,6 +44,7 @@ pub struct FileEdit {
 enum Doc {
     Json(Value),
     Toml(DocumentMut),
+    Text(String),
 }
 
 /// The backup file of a config file.
@@ -65,6 +66,7 @@ fn parse(target: &Target, bytes: Option<&[u8]>) -> Result<Doc, Error> {
     let text = String::from_utf8_lossy(bytes.unwrap_or_default());
     let bad = |format, message: String| Error::Parse { path: target.path.clone(), format, message };
     match target.kind {
+        Kind::Plugin(_) => Ok(Doc::Text(text.into_owned())),
         Kind::McpToml => text.parse::<DocumentMut>().map(Doc::Toml).map_err(|e| bad("TOML", e.to_string())),
         _ if text.trim().is_empty() => Ok(Doc::Json(Value::Object(Default::default()))),
         _ => serde_json::from_str(&text).map(Doc::Json).map_err(|e| bad("JSON", e.to_string())),
@@ -79,17 +81,32 @@ fn render(doc: &Doc) -> Vec<u8> {
             s.into_bytes()
         }
         Doc::Toml(d) => d.to_string().into_bytes(),
+        Doc::Text(t) => t.clone().into_bytes(),
     }
 }
 
 fn add(target: &Target, doc: &mut Doc, opts: &Options) -> Result<(), Error> {
     let shape = |key| Error::Shape { path: target.path.clone(), key };
+    let command = |event: &str| hook_command(&opts.command, target.agent.name(), event, &opts.env);
     match (&target.kind, doc) {
         (Kind::McpJson(entry), Doc::Json(v)) => mcp::add_json(v, entry).map_err(shape),
         (Kind::McpToml, Doc::Toml(d)) => mcp::add_toml(d, &opts.command, &opts.env).map_err(shape),
-        (Kind::Hooks(specs), Doc::Json(v)) => {
-            hooks_json::add(v, specs, |event| hook_command(&opts.command, target.agent.name(), event, &opts.env))
-                .map_err(shape)
+        (Kind::Hooks(specs), Doc::Json(v)) => hooks_json::add(v, specs, false, command).map_err(shape),
+        (Kind::Settings { server, hooks, millis }, Doc::Json(v)) => {
+            mcp::add_json(v, server).map_err(shape)?;
+            if hooks.is_empty() {
+                return Ok(());
+            }
+            hooks_json::add(v, hooks, *millis, command).map_err(shape)
+        }
+        (Kind::Opencode(server), Doc::Json(v)) => mcp::add_json_at(v, mcp::OPENCODE_SERVERS, server).map_err(shape),
+        (Kind::CursorHooks(events), Doc::Json(v)) => cursor_hooks::add(v, events, command).map_err(shape),
+        (Kind::Plugin(text), Doc::Text(t)) => {
+            if !t.trim().is_empty() && !plugin::is_ours(t.as_bytes()) {
+                return Err(Error::Foreign { path: target.path.clone() });
+            }
+            t.clone_from(text);
+            Ok(())
         }
         _ => Ok(()),
     }
@@ -100,6 +117,13 @@ fn remove(target: &Target, doc: &mut Doc) -> bool {
         (Kind::McpJson(_), Doc::Json(v)) => mcp::remove_json(v),
         (Kind::McpToml, Doc::Toml(d)) => mcp::remove_toml(d),
         (Kind::Hooks(_), Doc::Json(v)) => hooks_json::remove(v),
+        (Kind::Settings { .. }, Doc::Json(v)) => mcp::remove_json(v) | hooks_json::remove(v),
+        (Kind::Opencode(_), Doc::Json(v)) => mcp::remove_json_at(v, mcp::OPENCODE_SERVERS),
+        (Kind::CursorHooks(_), Doc::Json(v)) => cursor_hooks::remove(v),
+        (Kind::Plugin(_), Doc::Text(t)) if plugin::is_ours(t.as_bytes()) => {
+            t.clear();
+            true
+        }
         _ => false,
     }
 }
@@ -111,7 +135,7 @@ fn normal(doc: &Doc) -> String {
         Doc::Json(v) => {
             let mut v = v.clone();
             if let Some(o) = v.as_object_mut() {
-                for key in [mcp::SERVERS, hooks_json::HOOKS] {
+                for key in [mcp::SERVERS, mcp::OPENCODE_SERVERS, hooks_json::HOOKS] {
                     if o.get(key).is_some_and(|c| c.as_object().is_some_and(|m| m.is_empty())) {
                         o.shift_remove(key);
                     }
@@ -120,6 +144,7 @@ fn normal(doc: &Doc) -> String {
             v.to_string()
         }
         Doc::Toml(d) => d.to_string().trim().to_string(),
+        Doc::Text(t) => t.clone(),
     }
 }
 
@@ -132,7 +157,8 @@ pub fn install(target: &Target, opts: &Options) -> Result<Option<FileEdit>, Erro
     if normal_exact(&doc) == was && before.is_some() {
         return Ok(None);
     }
-    let make_backup = before.is_some() && !backup_path(&target.path).exists();
+    let whole_file = matches!(target.kind, Kind::Plugin(_));
+    let make_backup = before.is_some() && !whole_file && !backup_path(&target.path).exists();
     let change = if before.is_some() { Change::Modify } else { Change::Create };
     Ok(Some(FileEdit {
         agent: target.agent,
@@ -149,6 +175,7 @@ fn normal_exact(doc: &Doc) -> String {
     match doc {
         Doc::Json(v) => v.to_string(),
         Doc::Toml(d) => d.to_string(),
+        Doc::Text(t) => t.clone(),
     }
 }
 

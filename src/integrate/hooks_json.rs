@@ -10,16 +10,17 @@ use serde_json::{Map, Value, json};
 /// The key holding hook events.
 pub const HOOKS: &str = "hooks";
 
-fn handler(command: &str, spec: &HookSpec) -> Value {
-    json!({"type": "command", "command": command, "timeout": spec.timeout_secs})
+fn handler(command: &str, spec: &HookSpec, millis: bool) -> Value {
+    let timeout = if millis { spec.timeout_secs * 1000 } else { spec.timeout_secs };
+    json!({"type": "command", "command": command, "timeout": timeout})
 }
 
-fn group(command: &str, spec: &HookSpec) -> Value {
+fn group(command: &str, spec: &HookSpec, millis: bool) -> Value {
     let mut g = Map::new();
     if let Some(m) = spec.matcher {
         g.insert("matcher".into(), Value::String(m.into()));
     }
-    g.insert("hooks".into(), Value::Array(vec![handler(command, spec)]));
+    g.insert("hooks".into(), Value::Array(vec![handler(command, spec, millis)]));
     Value::Object(g)
 }
 
@@ -28,8 +29,14 @@ fn is_ours(h: &Value) -> bool {
 }
 
 /// Adds (or updates in place) refrain's handler for every event in `specs`.
-/// `command_for(event)` gives the command line. `Err(key)` when a container has the wrong type.
-pub fn add(doc: &mut Value, specs: &[HookSpec], command_for: impl Fn(&str) -> String) -> Result<(), String> {
+/// `command_for(event)` gives the command line; `millis` writes timeouts in milliseconds (Gemini
+/// CLI). `Err(key)` when a container has the wrong type.
+pub fn add(
+    doc: &mut Value,
+    specs: &[HookSpec],
+    millis: bool,
+    command_for: impl Fn(&str) -> String,
+) -> Result<(), String> {
     let root = doc.as_object_mut().ok_or_else(|| "(root)".to_string())?;
     let hooks = root.entry(HOOKS).or_insert_with(|| Value::Object(Map::new()));
     let hooks = hooks.as_object_mut().ok_or_else(|| HOOKS.to_string())?;
@@ -48,18 +55,18 @@ pub fn add(doc: &mut Value, specs: &[HookSpec], command_for: impl Fn(&str) -> St
                 } else if placed {
                     list.remove(i);
                 } else {
-                    list[i] = handler(&command, spec);
+                    list[i] = handler(&command, spec, millis);
                     placed = true;
                     i += 1;
                 }
             }
             if placed && only_ours {
-                *g = group(&command, spec);
+                *g = group(&command, spec, millis);
             }
         }
         groups.retain(|g| g.get("hooks").and_then(Value::as_array).is_none_or(|l| !l.is_empty()));
         if !placed {
-            groups.push(group(&command, spec));
+            groups.push(group(&command, spec, millis));
         }
     }
     Ok(())
@@ -110,9 +117,9 @@ mod tests {
         let mut doc =
             json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}, "model": "x"});
         let orig = doc.clone();
-        add(&mut doc, &claude_hooks(), cmd).unwrap();
+        add(&mut doc, &claude_hooks(), false, cmd).unwrap();
         let once = doc.clone();
-        add(&mut doc, &claude_hooks(), cmd).unwrap();
+        add(&mut doc, &claude_hooks(), false, cmd).unwrap();
         assert_eq!(doc, once);
         assert_eq!(doc["hooks"]["Stop"][0]["hooks"][0]["command"], "notify-send done");
         assert_eq!(doc["hooks"]["Stop"].as_array().unwrap().len(), 2);
@@ -123,8 +130,8 @@ mod tests {
     #[test]
     fn a_moved_binary_updates_the_existing_handler_in_place() {
         let mut doc = json!({});
-        add(&mut doc, &claude_hooks(), cmd).unwrap();
-        add(&mut doc, &claude_hooks(), |e| hook_command("/new/refrain", "claude", e, &[])).unwrap();
+        add(&mut doc, &claude_hooks(), false, cmd).unwrap();
+        add(&mut doc, &claude_hooks(), false, |e| hook_command("/new/refrain", "claude", e, &[])).unwrap();
         assert_eq!(doc["hooks"]["Stop"].as_array().unwrap().len(), 1);
         assert_eq!(doc["hooks"]["Stop"][0]["hooks"][0]["command"], "/new/refrain hook claude Stop");
         assert!(remove(&mut doc));

@@ -1,4 +1,5 @@
-//! The MCP server entry: `mcpServers.refrain` in JSON files, `[mcp_servers.refrain]` in Codex TOML.
+//! The MCP server entry: `mcpServers.refrain` in JSON files (`mcp.refrain` in opencode's),
+//! `[mcp_servers.refrain]` in Codex TOML.
 //!
 //! Edits touch only the `refrain` entry and a container refrain created for it; everything else
 //! (other servers, settings, key order, TOML comments) is left as it was.
@@ -6,8 +7,10 @@
 use serde_json::{Map, Value};
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
-/// The JSON key holding MCP servers (Claude Code and Cursor).
+/// The JSON key holding MCP servers (Claude Code, Cursor, Gemini CLI, Qwen Code).
 pub const SERVERS: &str = "mcpServers";
+/// The JSON key holding MCP servers in opencode.json.
+pub const OPENCODE_SERVERS: &str = "mcp";
 /// The TOML table holding MCP servers (Codex).
 pub const TOML_SERVERS: &str = "mcp_servers";
 /// refrain's entry name.
@@ -15,9 +18,14 @@ pub const NAME: &str = "refrain";
 
 /// Sets `mcpServers.refrain`; `Err(key)` when a container is not an object.
 pub fn add_json(doc: &mut Value, entry: &Value) -> Result<(), String> {
+    add_json_at(doc, SERVERS, entry)
+}
+
+/// Sets `<servers>.refrain`; `Err(key)` when a container is not an object.
+pub fn add_json_at(doc: &mut Value, key: &str, entry: &Value) -> Result<(), String> {
     let root = doc.as_object_mut().ok_or_else(|| "(root)".to_string())?;
-    let servers = root.entry(SERVERS).or_insert_with(|| Value::Object(Map::new()));
-    let servers = servers.as_object_mut().ok_or_else(|| SERVERS.to_string())?;
+    let servers = root.entry(key).or_insert_with(|| Value::Object(Map::new()));
+    let servers = servers.as_object_mut().ok_or_else(|| key.to_string())?;
     if servers.get(NAME) != Some(entry) {
         servers.insert(NAME.to_string(), entry.clone());
     }
@@ -26,13 +34,18 @@ pub fn add_json(doc: &mut Value, entry: &Value) -> Result<(), String> {
 
 /// Removes `mcpServers.refrain`, and `mcpServers` when that left it empty. True when changed.
 pub fn remove_json(doc: &mut Value) -> bool {
+    remove_json_at(doc, SERVERS)
+}
+
+/// Removes `<servers>.refrain`, and `<servers>` when that left it empty. True when changed.
+pub fn remove_json_at(doc: &mut Value, key: &str) -> bool {
     let Some(root) = doc.as_object_mut() else { return false };
-    let Some(servers) = root.get_mut(SERVERS).and_then(Value::as_object_mut) else { return false };
+    let Some(servers) = root.get_mut(key).and_then(Value::as_object_mut) else { return false };
     if servers.shift_remove(NAME).is_none() {
         return false;
     }
     if servers.is_empty() {
-        root.shift_remove(SERVERS);
+        root.shift_remove(key);
     }
     true
 }

@@ -1,13 +1,16 @@
-//! Registration of refrain with the agents on this machine: Claude Code, Codex CLI and Cursor.
+//! Registration of refrain with the agents on this machine: Claude Code, Codex CLI, Gemini CLI,
+//! Qwen Code, opencode and Cursor.
 //!
 //! `plan_install` / `plan_uninstall` compute the file edits (pure: read files, return new bytes);
 //! `apply` writes them, backing a file up as `<file>.refrain-backup` before its first edit. An
 //! uninstall restores the backup byte for byte when nothing but refrain's entries changed since.
 //! This module never touches entries it did not add.
 
+mod cursor_hooks;
 mod edit;
 mod hooks_json;
 mod mcp;
+mod plugin;
 mod targets;
 
 pub use edit::{Change, FileEdit, apply};
@@ -50,8 +53,14 @@ pub enum Error {
     #[error("cannot find the home directory; set HOME")]
     NoHome,
     /// An agent name was not recognised.
-    #[error("unknown agent `{0}`; use claude, codex or cursor")]
+    #[error("unknown agent `{0}`; use claude, codex, gemini, qwen, opencode or cursor")]
     UnknownAgent(String),
+    /// A file refrain would write whole exists and is someone else's.
+    #[error("{path} exists and was not written by refrain; move it away and run again, or register with --no-hooks")]
+    Foreign {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 /// What to register and where.
@@ -140,7 +149,8 @@ pub fn is_refrain_hook(command: &str) -> bool {
     let Some((bin, rest)) = command.rsplit_once(" hook ") else { return false };
     let bin = bin.trim().trim_matches('\'');
     let ours = bin == "refrain" || bin.ends_with("/refrain");
-    ours && matches!(rest.split_whitespace().next(), Some("claude" | "codex"))
+    let agent = rest.split_whitespace().next().unwrap_or_default();
+    ours && crate::hooks::Agent::parse(agent).is_ok()
 }
 
 #[cfg(test)]

@@ -11,6 +11,12 @@ pub enum Agent {
     Claude,
     /// Codex CLI.
     Codex,
+    /// Gemini CLI.
+    Gemini,
+    /// Qwen Code.
+    Qwen,
+    /// opencode.
+    Opencode,
     /// Cursor.
     Cursor,
 }
@@ -33,6 +39,22 @@ pub enum Kind {
     McpToml,
     /// A JSON file with `hooks.<Event>[]` groups (Claude Code settings, Codex hooks.json).
     Hooks(Vec<HookSpec>),
+    /// A settings.json holding both `mcpServers.refrain` and hook groups (Gemini CLI, Qwen Code);
+    /// `millis`: hook timeouts are written in milliseconds.
+    Settings {
+        /// The MCP server entry.
+        server: Value,
+        /// The hooks (none with `--no-hooks`).
+        hooks: Vec<HookSpec>,
+        /// Timeouts in milliseconds (Gemini CLI) rather than seconds.
+        millis: bool,
+    },
+    /// opencode.json with `mcp.refrain`.
+    Opencode(Value),
+    /// Cursor's hooks.json: flat entries per event.
+    CursorHooks(Vec<&'static str>),
+    /// A file refrain writes whole (the opencode plugin).
+    Plugin(String),
 }
 
 /// One hook group refrain adds.
@@ -59,13 +81,17 @@ pub struct Target {
 
 impl Agent {
     /// Every agent, in a stable order.
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Cursor];
+    pub const ALL: [Agent; 6] =
+        [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Qwen, Agent::Opencode, Agent::Cursor];
 
     /// The agent's short name.
     pub fn name(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Qwen => "qwen",
+            Agent::Opencode => "opencode",
             Agent::Cursor => "cursor",
         }
     }
@@ -80,6 +106,9 @@ impl Agent {
         let dir = match self {
             Agent::Claude => claude_dir(home),
             Agent::Codex => codex_dir(home),
+            Agent::Gemini => home.join(".gemini"),
+            Agent::Qwen => home.join(".qwen"),
+            Agent::Opencode => opencode_dir(home),
             Agent::Cursor => home.join(".cursor"),
         };
         dir.exists() || (self == Agent::Claude && claude_json(home).exists()) || on_path(self.name())
@@ -101,6 +130,12 @@ fn codex_dir(home: &Path) -> PathBuf {
     std::env::var_os("CODEX_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".codex"))
 }
 
+/// opencode's user config directory (`$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`).
+fn opencode_dir(home: &Path) -> PathBuf {
+    let base = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
+    base.unwrap_or_else(|| home.join(".config")).join("opencode")
+}
+
 fn on_path(bin: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(bin).is_file()))
 }
@@ -110,6 +145,10 @@ fn server_entry(agent: Agent, command: &str, env: &[(String, String)]) -> Value 
     let env: serde_json::Map<String, Value> = env.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
     match agent {
         Agent::Claude => json!({"type": "stdio", "command": command, "args": ["serve"], "env": env}),
+        Agent::Opencode if env.is_empty() => json!({"type": "local", "command": [command, "serve"], "enabled": true}),
+        Agent::Opencode => {
+            json!({"type": "local", "command": [command, "serve"], "enabled": true, "environment": env})
+        }
         _ if env.is_empty() => json!({"command": command, "args": ["serve"]}),
         _ => json!({"command": command, "args": ["serve"], "env": env}),
     }
@@ -144,6 +183,49 @@ pub fn codex_hooks() -> Vec<HookSpec> {
     ]
 }
 
+/// The hooks refrain installs for Gemini CLI (timeouts in milliseconds). Its PreCompress fires
+/// before every request whether it compresses or not, so refrain only notes it.
+pub fn gemini_hooks() -> Vec<HookSpec> {
+    vec![
+        HookSpec { event: "BeforeAgent", matcher: None, timeout_secs: 10 },
+        HookSpec {
+            event: "AfterTool",
+            matcher: Some(
+                "read_file|read_many_files|glob|grep_search|search_file_content|replace|write_file|run_shell_command|web_fetch|google_web_search|mcp_.*",
+            ),
+            timeout_secs: 10,
+        },
+        HookSpec { event: "AfterAgent", matcher: None, timeout_secs: 20 },
+        HookSpec { event: "PreCompress", matcher: None, timeout_secs: 10 },
+    ]
+}
+
+/// The hooks refrain installs for Qwen Code (Claude Code's format and events).
+pub fn qwen_hooks() -> Vec<HookSpec> {
+    vec![
+        HookSpec { event: "UserPromptSubmit", matcher: None, timeout_secs: 10 },
+        HookSpec { event: "PostToolUse", matcher: None, timeout_secs: 10 },
+        HookSpec { event: "Stop", matcher: None, timeout_secs: 20 },
+        HookSpec { event: "PreCompact", matcher: None, timeout_secs: 10 },
+        HookSpec { event: "PostCompact", matcher: None, timeout_secs: 10 },
+    ]
+}
+
+/// The events refrain registers in Cursor's hooks.json.
+pub const CURSOR_EVENTS: [&str; 5] = ["beforeSubmitPrompt", "postToolUse", "afterFileEdit", "preCompact", "stop"];
+
+/// The flags the hook command takes for the recorded settings (`--home DIR`, `--model-dir DIR`).
+fn hook_flags(env: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (key, value) in env {
+        if let Some((_, flag)) = super::RECORDED_ENV.iter().find(|(k, _)| k == key) {
+            out.push(flag.to_string());
+            out.push(value.clone());
+        }
+    }
+    out
+}
+
 /// The files to edit for one agent in the chosen scope.
 pub fn files(agent: Agent, opts: &Options) -> Vec<Target> {
     let (home, project, user) = (&opts.home, &opts.project, opts.scope == Scope::User);
@@ -166,9 +248,35 @@ pub fn files(agent: Agent, opts: &Options) -> Vec<Target> {
                 push(dir.join("hooks.json"), Kind::Hooks(codex_hooks()));
             }
         }
+        Agent::Gemini | Agent::Qwen => {
+            let dot = if agent == Agent::Gemini { ".gemini" } else { ".qwen" };
+            let dir = if user { home.join(dot) } else { project.join(dot) };
+            let hooks = match (opts.hooks, agent) {
+                (false, _) => Vec::new(),
+                (true, Agent::Gemini) => gemini_hooks(),
+                (true, _) => qwen_hooks(),
+            };
+            let server = server_entry(agent, &opts.command, &opts.env);
+            push(dir.join("settings.json"), Kind::Settings { server, hooks, millis: agent == Agent::Gemini });
+        }
+        Agent::Opencode => {
+            let (config, plugins) = if user {
+                (opencode_dir(home).join("opencode.json"), opencode_dir(home).join("plugin"))
+            } else {
+                (project.join("opencode.json"), project.join(".opencode/plugin"))
+            };
+            push(config, Kind::Opencode(server_entry(agent, &opts.command, &opts.env)));
+            if opts.hooks {
+                let text = super::plugin::text(&opts.command, &hook_flags(&opts.env));
+                push(plugins.join("refrain.js"), Kind::Plugin(text));
+            }
+        }
         Agent::Cursor => {
             let dir = if user { home.join(".cursor") } else { project.join(".cursor") };
             push(dir.join("mcp.json"), Kind::McpJson(server_entry(agent, &opts.command, &opts.env)));
+            if opts.hooks {
+                push(dir.join("hooks.json"), Kind::CursorHooks(CURSOR_EVENTS.to_vec()));
+            }
         }
     }
     out

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CacheStatsParams {
-    /// Only report this area: `plans`, `results` or `all` (default).
+    /// Only report this area: `plans`, `results`, `prompt`, `dedup` or `all` (default).
     #[serde(default)]
     pub area: Option<String>,
 }
@@ -99,7 +99,7 @@ impl Refrain {
             records.insert(t.0.to_string(), app.store.len(t).map_err(|e| internal(e.to_string()))?);
         }
         let areas: Vec<&str> = match p.area.as_deref() {
-            None | Some("all") => vec!["plans", "results", "prompt"],
+            None | Some("all") => vec!["plans", "results", "prompt", "dedup"],
             Some(a) => vec![a],
         };
         let mut counters = BTreeMap::new();
@@ -137,14 +137,23 @@ impl Refrain {
             config_refused: app.config.refused.clone(),
         };
         let mut text = format!(
-            "refrain {} for {}: {} plans, {} results, model {}, matching by {}",
+            "refrain {} for {} (store {}): {} plans, {} results, model {}, matching by {}",
             out.version,
             out.project,
+            out.store_path,
             out.records["plans"],
             out.records["responses"],
             out.model.state,
             out.matching.method
         );
+        if let Some(d) = out.counters.get("dedup").filter(|d| d.get("reads_deduplicated").is_some_and(|n| *n > 0)) {
+            let n = |k: &str| d.get(k).copied().unwrap_or(0);
+            text.push_str(&format!(
+                "; {} repeated reads answered with a note ({} tokens saved)",
+                n("reads_deduplicated"),
+                n("tokens_saved")
+            ));
+        }
         if !out.config_refused.is_empty() {
             text.push_str(&format!("; {} project settings refused (see config_refused)", out.config_refused.len()));
         }

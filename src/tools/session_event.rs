@@ -1,7 +1,9 @@
-//! `session_event`: note a session event (a compaction) reported by an agent hook.
+//! `session_event`: note a session event reported by an agent hook: a compaction, or a repeated
+//! read answered by a note (counted in `cache_stats` under `dedup`).
 
 use super::{Refrain, fail, internal, reply};
 use crate::hooks::events::{self, SessionEvent};
+use crate::stats;
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{ErrorData, model::CallToolResult, tool, tool_router};
@@ -11,9 +13,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionEventParams {
-    /// The agent: `claude-code` or `codex`.
+    /// The agent: `claude-code`, `codex`, `gemini-cli`, `qwen-code`, `opencode` or `cursor`.
     pub agent: String,
-    /// The event: `PreCompact` or `PostCompact`.
+    /// The event: `PreCompact`, `PostCompact` or `ReadDeduplicated`.
     pub event: String,
     /// The agent's session id.
     pub session_id: Option<String>,
@@ -23,6 +25,8 @@ pub struct SessionEventParams {
     pub trigger: Option<String>,
     /// The session transcript file.
     pub transcript_path: Option<String>,
+    /// ReadDeduplicated: the estimated tokens the note saved.
+    pub tokens_saved: Option<u64>,
 }
 
 /// Output of `session_event`.
@@ -34,7 +38,8 @@ pub struct SessionEventOutput {
 
 #[tool_router(router = session_event_router, vis = "pub(crate)")]
 impl Refrain {
-    /// Note a compaction of an agent session (called by refrain's hooks; agents need not call it).
+    /// Note a compaction of an agent session, or a repeated read refrain answered with a note
+    /// (called by refrain's hooks; agents need not call it).
     #[tool(
         name = "session_event",
         output_schema = schema_for_output::<SessionEventOutput>(),
@@ -51,6 +56,7 @@ impl Refrain {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
+        let tokens_saved = p.tokens_saved;
         let ev = SessionEvent {
             agent: p.agent,
             event: p.event,
@@ -61,6 +67,13 @@ impl Refrain {
         };
         let store = &self.app.store;
         events::record(store, &ev).map_err(|e| internal(e.to_string()))?;
+        if ev.event == crate::hooks::calls::READ_DEDUPLICATED {
+            let agent = Some(ev.agent.as_str());
+            let bump =
+                |counter, by| stats::bump(store, "dedup", counter, agent, by).map_err(|e| internal(e.to_string()));
+            bump("reads_deduplicated", 1)?;
+            bump("tokens_saved", tokens_saved.unwrap_or(0))?;
+        }
         store.flush_async().await.map_err(|e| internal(e.to_string()))?;
         let n = events::of_session(store, &ev.session_id).map_err(|e| internal(e.to_string()))?.len();
         reply(

@@ -6,6 +6,8 @@
 //! - Negation must agree ("... without a password" is not "... with a password").
 //! - A direction must not be reversed ("convert a String to an i32" is not "convert an i32 to a
 //!   String"): the same words in another order embed almost identically.
+//! - The action must not be its opposite ("enable the firewall" is not "disable the firewall";
+//!   "... and discard the changes" is not "... but keep the changes").
 //! - Quoted strings and identifiers must agree ("what does `Vec::drain` do" is not "what does
 //!   `Vec::retain` do"): each one in either text must appear in the other (quotes may be dropped).
 //!
@@ -30,10 +32,12 @@ pub enum Gate {
     Direction,
     /// A quoted string or an identifier of one text is missing from the other.
     Quoted,
+    /// One text asks for an action, the other for its opposite.
+    Opposite,
 }
 
 /// The gates lookups of results run (besides the floor), in order.
-pub const RESULT_GATES: &[Gate] = &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted];
+pub const RESULT_GATES: &[Gate] = &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite];
 
 impl Gate {
     /// The reason in words (also how evaluation records name the gate).
@@ -44,6 +48,7 @@ impl Gate {
             Gate::Negation => "one is negated, the other is not",
             Gate::Direction => "the direction is reversed",
             Gate::Quoted => "a quoted string or identifier differs",
+            Gate::Opposite => "one asks for the opposite action",
         }
     }
 
@@ -55,6 +60,7 @@ impl Gate {
             Gate::Negation => negated(a) != negated(b),
             Gate::Direction => reversed(a, b),
             Gate::Quoted => !names_agree(a, b),
+            Gate::Opposite => opposite(a, b),
         }
     }
 }
@@ -122,6 +128,44 @@ pub fn reversed(a: &str, b: &str) -> bool {
     da.iter().any(|(x, y)| x != y && db.iter().any(|(p, q)| p == y && q == x))
 }
 
+/// Actions and their opposites (word stems: a word matches when it starts with the stem).
+const OPPOSITES: &[(&str, &str)] = &[
+    ("enabl", "disabl"),
+    ("discard", "keep"),
+    ("install", "uninstall"),
+    ("lock", "unlock"),
+    ("mount", "unmount"),
+    ("encrypt", "decrypt"),
+    ("compress", "decompress"),
+    ("increas", "decreas"),
+    ("upload", "download"),
+    ("show", "hide"),
+    ("allow", "deny"),
+    ("includ", "exclud"),
+    ("ascending", "descending"),
+    ("serializ", "deserializ"),
+    ("encod", "decod"),
+    ("zoom in", "zoom out"),
+];
+
+/// Whether `text` has a word starting with `stem` (a stem of two words matches the phrase).
+fn has_stem(words: &[String], stem: &str) -> bool {
+    if let Some((a, b)) = stem.split_once(' ') {
+        return words.windows(2).any(|w| w[0].starts_with(a) && w[1] == b);
+    }
+    words.iter().any(|w| w.starts_with(stem))
+}
+
+/// True when one text asks for an action and the other for its opposite (and not for both).
+pub fn opposite(a: &str, b: &str) -> bool {
+    let words = |t: &str| -> Vec<String> { tokens(t).into_iter().map(str::to_lowercase).collect() };
+    let (wa, wb) = (words(a), words(b));
+    OPPOSITES.iter().any(|(x, y)| {
+        let (ax, ay, bx, by) = (has_stem(&wa, x), has_stem(&wa, y), has_stem(&wb, x), has_stem(&wb, y));
+        (ax && !ay && by && !bx) || (ay && !ax && bx && !by)
+    })
+}
+
 /// Quoted spans (`...`, "...", '...') and identifier-shaped words (`a_b`, `a::b`, `a.b()`,
 /// camelCase), lowercased.
 pub fn names(text: &str) -> BTreeSet<String> {
@@ -182,6 +226,21 @@ mod tests {
         assert!(Gate::Direction.refuses("how to cast int into float", "cast a float to an int"));
         assert!(!Gate::Direction.refuses("convert a String to an i32", "turn a String into an i32"));
         assert!(!Gate::Direction.refuses("how to go to bed early", "how do I get to bed early"));
+    }
+
+    #[test]
+    fn an_action_is_not_its_opposite() {
+        assert!(
+            Gate::Opposite.refuses("how to enable the firewall on ubuntu", "how to disable the firewall on ubuntu")
+        );
+        assert!(Gate::Opposite.refuses(
+            "undo the last git commit and discard the changes",
+            "undo the last git commit but keep the changes"
+        ));
+        assert!(Gate::Opposite.refuses("uninstall a package with pip", "install a package with pip"));
+        assert!(!Gate::Opposite.refuses("how do I enable dark mode", "turn on dark mode, how is it enabled"));
+        assert!(!Gate::Opposite.refuses("enable or disable a feature flag", "how to disable or enable feature flags"));
+        assert!(!Gate::Opposite.refuses("how do I list docker containers", "show me the running docker containers"));
     }
 
     #[test]

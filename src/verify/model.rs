@@ -101,7 +101,7 @@ impl CrossEncoder {
             }
             bytes.push(data);
         }
-        crate::embed::init_runtime(runtime).map_err(|e| unavailable(e.to_string()))?;
+        let environment = crate::embed::init_runtime(runtime).map_err(|e| unavailable(e.to_string()))?;
         let sha256 = hex::encode(Sha256::digest(&bytes[0]));
         let mut files = bytes.into_iter();
         let mut next = || files.next().unwrap_or_default();
@@ -112,8 +112,10 @@ impl CrossEncoder {
             special_tokens_map_file: next(),
             tokenizer_config_file: next(),
         };
-        let options =
-            RerankInitOptionsUserDefined::new().with_max_length(MAX_TOKENS).with_intra_threads(threads.max(1));
+        let options = RerankInitOptionsUserDefined::new()
+            .with_max_length(MAX_TOKENS)
+            .with_intra_threads(threads.max(1))
+            .with_environment(environment);
         let model = TextRerank::try_new_from_user_defined(UserDefinedRerankingModel::new(onnx, tokenizer), options)
             .map_err(|e| unavailable(format!("cannot load the verifier from {}: {e}", dir.display())))?;
         let combine = Combine::from_manifest(&manifest)

@@ -11,6 +11,9 @@ const CLAUDE_JSON: &str =
     "{\n    \"numStartups\": 3,\n    \"mcpServers\": {\n        \"other\": {\"command\": \"other-server\"}\n    }\n}\n";
 const CLAUDE_SETTINGS: &str = "{\"model\": \"opus\", \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\"}]}]}}";
 const CODEX_TOML: &str = "# my codex config\nmodel = \"o3\"  # keep me\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
+const GEMINI_SETTINGS: &str = "{\n  \"ui\": {\"theme\": \"GitHub\"},\n  \"hooks\": {\"AfterAgent\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./notify.sh\"}]}]}\n}\n";
+const OPENCODE_JSON: &str = "{\"$schema\": \"https://opencode.ai/config.json\", \"theme\": \"tokyonight\"}";
+const CURSOR_HOOKS: &str = "{\"version\": 1, \"hooks\": {\"stop\": [{\"command\": \"./audit.sh\"}]}}\n";
 
 /// Every file under `dir` with its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
@@ -42,7 +45,13 @@ impl Scratch {
         let project = tmp.path().join("proj");
         std::fs::create_dir_all(home.join(".claude")).unwrap();
         std::fs::create_dir_all(home.join(".codex")).unwrap();
+        for dir in [".gemini", ".qwen", ".config/opencode", ".cursor"] {
+            std::fs::create_dir_all(home.join(dir)).unwrap();
+        }
         std::fs::create_dir_all(project.join(".git")).unwrap();
+        std::fs::write(home.join(".gemini/settings.json"), GEMINI_SETTINGS).unwrap();
+        std::fs::write(home.join(".config/opencode/opencode.json"), OPENCODE_JSON).unwrap();
+        std::fs::write(home.join(".cursor/hooks.json"), CURSOR_HOOKS).unwrap();
         std::fs::write(home.join(".claude.json"), CLAUDE_JSON).unwrap();
         std::fs::write(home.join(".claude/settings.json"), CLAUDE_SETTINGS).unwrap();
         std::fs::write(home.join(".codex/config.toml"), CODEX_TOML).unwrap();
@@ -106,11 +115,34 @@ fn install_sh_round_trip_leaves_every_file_as_it_was(#[case] scope: &str) {
         assert!(codex.contains("[mcp_servers.refrain]"));
         assert!(s.read(".codex/hooks.json").contains("hook codex Stop"));
         assert_eq!(s.read(".claude.json.refrain-backup"), CLAUDE_JSON);
+        let gemini = s.read(".gemini/settings.json");
+        for want in ["\"refrain\"", "hook gemini AfterTool", "hook gemini BeforeAgent", "./notify.sh", "GitHub"] {
+            assert!(gemini.contains(want), "{want} missing:\n{gemini}");
+        }
+        assert!(gemini.contains("\"timeout\": 10000"), "Gemini CLI reads timeouts in milliseconds:\n{gemini}");
+        let qwen = s.read(".qwen/settings.json");
+        assert!(qwen.contains("hook qwen PostToolUse") && qwen.contains("\"mcpServers\""), "{qwen}");
+        let opencode = s.read(".config/opencode/opencode.json");
+        assert!(opencode.contains("\"mcp\"") && opencode.contains("tokyonight"), "{opencode}");
+        let plugin = s.read(".config/opencode/plugin/refrain.js");
+        assert!(plugin.starts_with("// refrain plugin for opencode") && plugin.contains("\"opencode\""), "{plugin}");
+        let cursor = s.read(".cursor/hooks.json");
+        assert!(cursor.contains("hook cursor postToolUse") && cursor.contains("./audit.sh"), "{cursor}");
     } else {
         let mcp = std::fs::read_to_string(s.project.join(".mcp.json")).unwrap();
         assert!(mcp.contains("\"refrain\"") && mcp.contains("db-mcp"), "{mcp}");
         assert!(s.project.join(".codex/config.toml").exists());
+        for file in [
+            ".gemini/settings.json",
+            ".qwen/settings.json",
+            "opencode.json",
+            ".opencode/plugin/refrain.js",
+            ".cursor/hooks.json",
+        ] {
+            assert!(s.project.join(file).exists(), "{file} was not written");
+        }
         assert_eq!(s.read(".claude.json"), CLAUDE_JSON, "project scope must not touch user files");
+        assert_eq!(s.read(".gemini/settings.json"), GEMINI_SETTINGS, "project scope must not touch user files");
     }
 
     let again = s.run(&["--no-build", "--scope", scope]);
@@ -127,7 +159,15 @@ fn manifests_match_what_install_writes_into_an_empty_project() {
     let project = tmp.path().join("p");
     std::fs::create_dir_all(project.join(".git")).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_refrain"))
-        .args(["install", "--scope", "project", "--only", "claude,codex,cursor", "--command", "refrain"])
+        .args([
+            "install",
+            "--scope",
+            "project",
+            "--only",
+            "claude,codex,gemini,qwen,opencode,cursor",
+            "--command",
+            "refrain",
+        ])
         .current_dir(&project)
         .env("HOME", tmp.path())
         .env_remove("REFRAIN_PROJECT")
@@ -143,6 +183,11 @@ fn manifests_match_what_install_writes_into_an_empty_project() {
         (".codex/config.toml", "codex/config.toml"),
         (".codex/hooks.json", "codex/hooks.json"),
         (".cursor/mcp.json", "cursor/mcp.json"),
+        (".cursor/hooks.json", "cursor/hooks.json"),
+        (".gemini/settings.json", "gemini/settings.json"),
+        (".qwen/settings.json", "qwen/settings.json"),
+        ("opencode.json", "opencode/opencode.json"),
+        (".opencode/plugin/refrain.js", "opencode/plugin/refrain.js"),
     ] {
         let got = std::fs::read_to_string(project.join(written)).unwrap();
         let want = std::fs::read_to_string(manifests.join(kept)).unwrap();

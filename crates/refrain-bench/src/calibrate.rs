@@ -72,6 +72,7 @@ const GATE_SETS: &[&[Gate]] = &[
     &[Gate::Values, Gate::Direction],
     &[Gate::Values, Gate::Negation, Gate::Direction],
     &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted],
+    &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite],
 ];
 
 /// The best candidate's score and whether serving it is right, as the server would decide.
@@ -420,7 +421,7 @@ mod tests {
                 "dev",
                 "miss",
                 "install python 3.12",
-                vec![cand("install python 3.11", 0.97, false), cand("set up a venv", 0.6, false)],
+                vec![cand("install python 3.11", 0.97, false), cand("set up python 3.12 in a venv", 0.6, false)],
             ),
             rec("dev", "miss", "install python 3.12 now", vec![cand("install python 3.11 now", 0.95, false)]),
             rec("dev", "miss", "what is a monad", vec![cand("what is a functor", 0.8, false)]),

@@ -3,6 +3,7 @@
 //! product.
 
 mod calibrate;
+mod dedup;
 mod mcp;
 mod plans_eval;
 mod record;
@@ -13,6 +14,7 @@ mod speed;
 mod stall;
 
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Benchmarks and evaluation runners for refrain.
@@ -38,6 +40,14 @@ enum Command {
     Calibrate(calibrate::Args),
     /// What verification adds to a lookup by meaning on one core (embedding reported apart).
     VerifySpeed(speed::Args),
+    /// Replay recorded sessions: reads refrain's read dedup would answer with a note, tokens saved.
+    Dedup {
+        /// Transcript files or directories (default: tests/fixtures/transcripts).
+        paths: Vec<PathBuf>,
+        /// Print the totals as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The latency of a cheap request while another client sends the slowest legal request.
     Stall(stall::StallArgs),
 }
@@ -61,6 +71,9 @@ fn main() -> anyhow::Result<ExitCode> {
         }
         Command::Calibrate(a) => calibrate::run(&a)?,
         Command::VerifySpeed(a) => speed::run(&a)?,
+        Command::Dedup { paths, json } => {
+            dedup::run(&paths, json)?;
+        }
         Command::Stall(args) => {
             tokio::runtime::Runtime::new()?.block_on(stall::run(args))?;
         }

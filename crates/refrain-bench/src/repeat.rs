@@ -61,8 +61,13 @@ pub async fn run(args: &Args) -> anyhow::Result<()> {
         .work
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("refrain-repeat-{}", std::process::id())));
-    println!("| entries | asked again word for word | served their own entry | served another | missed | get p50 ms |");
-    println!("|---|---|---|---|---|---|");
+    use std::io::Write;
+    let mut out = std::io::stdout();
+    writeln!(
+        out,
+        "| entries | asked again word for word | served their own entry | served another | missed | get p50 ms |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
     for &n in &args.entries {
         anyhow::ensure!(
             n <= texts.len(),
@@ -105,7 +110,8 @@ pub async fn run(args: &Args) -> anyhow::Result<()> {
         server.stop().await;
         ms.sort_by(f64::total_cmp);
         let p50 = ms.get(ms.len() / 2).copied().unwrap_or(0.0);
-        println!("| {n} | {} | {own} | {other} | {missed} | {p50:.2} |", ms.len());
+        writeln!(out, "| {n} | {} | {own} | {other} | {missed} | {p50:.2} |", ms.len())?;
+        out.flush()?;
     }
     Ok(())
 }

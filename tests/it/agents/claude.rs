@@ -22,7 +22,7 @@ fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
         .env("ANTHROPIC_API_KEY", "sk-ant-offline-test")
         .env("ENABLE_TOOL_SEARCH", "false")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-    let (out, took) = run_agent(cmd, &mock.log.join("claude"), Duration::from_secs(120));
+    let (out, took) = run_agent(cmd, &mock.log.join("claude"), SESSION_LIMIT);
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "claude failed: {stderr}\n{stdout}");
     // Claude Code validates tool schemas with ajv and complains about non-standard formats.
@@ -43,13 +43,17 @@ fn claude_code_sessions_reach_refrain_store_a_plan_and_get_it_back() {
     let log = s.install("claude");
     assert!(log.contains(".claude.json") && log.contains("settings.json"), "{log}");
 
-    // Session 1: plan with the task tools, read the file, check refrain recorded the read, edit
-    // the file, check the record is gone, finish the tasks.
-    let notes = s.file(NOTES);
+    // Session 1: plan with the task tools, read the file, check refrain recorded the read; read
+    // the guide twice (the second read gets refrain's note) and edit it (Claude Code's edit still
+    // sees the file as read); edit the notes, check the record is gone, finish the tasks.
+    let (notes, guide) = (s.file(NOTES), s.file(GUIDE));
     let script = json!({"steps": [
         {"name": "TaskCreate", "input": {"subject": "Read notes.txt", "description": "Find the typo"}},
         {"name": "TaskCreate", "input": {"subject": "Fix the typo in notes.txt", "description": "teh -> the"}},
         {"name": "Read", "input": {"file_path": notes}},
+        {"name": "Read", "input": {"file_path": guide}},
+        {"name": "Read", "input": {"file_path": guide}},
+        {"name": "Edit", "input": {"file_path": guide, "old_string": "30. Step 30", "new_string": "30. Step thirty"}},
         {"name": "mcp__refrain__response_cache_get", "input": read_args(&s)},
         {"name": "TaskUpdate", "input": {"taskId": "1", "status": "completed"}},
         {"name": "Edit", "input": {"file_path": notes, "old_string": "teh", "new_string": "the"}},
@@ -65,13 +69,17 @@ fn claude_code_sessions_reach_refrain_store_a_plan_and_get_it_back() {
     assert!(stream.contains(r#""mcp_servers":[{"name":"refrain","status":"connected""#), "{stream}");
     let calls = mock.calls(Api::Anthropic);
     let names: Vec<&str> = calls.iter().filter_map(|c| c["name"].as_str()).collect();
-    assert_eq!(names.len(), 9, "the session did not run every scripted step: {calls:#?}");
+    assert_eq!(names.len(), 12, "the session did not run every scripted step: {calls:#?}");
+    assert_second_read_deduplicated(&calls, "Read");
+    let guide_now = std::fs::read_to_string(s.project.join(GUIDE)).unwrap();
+    assert!(guide_now.contains("30. Step thirty"), "the Edit after a deduplicated Read did not apply: {calls:#?}");
     let gets = results_of(&calls, "mcp__refrain__response_cache_get");
     assert_eq!(gets[0]["status"], "hit", "the Read was not recorded by the PostToolUse hook: {}", gets[0]);
     assert_eq!(gets[0]["result"]["file"]["content"], NOTES_BEFORE, "{}", gets[0]);
     assert_eq!(gets[1]["status"], "miss", "the Edit did not invalidate the recorded Read: {}", gets[1]);
     let stats = &results_of(&calls, "mcp__refrain__cache_stats")[0];
     assert_registered_settings_reached_the_server(stats, &s);
+    assert_eq!(stats["counters"]["dedup"]["reads_deduplicated"], 1, "the dedup was not counted: {stats}");
     assert_eq!(std::fs::read_to_string(s.project.join(NOTES)).unwrap(), "Notes\nthe quick fox\n");
 
     // The Stop hook stored the turn as a plan.

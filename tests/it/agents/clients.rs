@@ -1,5 +1,6 @@
-//! The real agent clients (Claude Code, Codex CLI, Node 22), installed from npm at pinned versions
-//! by `tests/agents/provision.sh` into the target directory once and reused by later runs.
+//! The real agent clients (Claude Code, Codex CLI, Gemini CLI, opencode, Qwen Code, Node 22),
+//! installed from npm at pinned versions by `tests/agents/provision.sh` into the target directory
+//! once and reused by later runs.
 //!
 //! Nothing is skipped silently: when the clients cannot be installed the tests fail and say why.
 //! `REFRAIN_TEST_AGENTS=skip` opts out explicitly (local development without npm);
@@ -46,7 +47,7 @@ impl Clients {
                 .unwrap_or_else(|e| panic!("cannot run bash for tests/agents/provision.sh: {e}"));
             assert!(
                 out.status.success(),
-                "installing Claude Code and Codex from npm failed (the agent end-to-end tests need npm and \
+                "installing the agent clients from npm failed (the agent end-to-end tests need npm and \
                  the npm registry; set {OPT_OUT}=skip to leave them out locally):\n{}",
                 String::from_utf8_lossy(&out.stderr)
             );

@@ -16,7 +16,8 @@ fn catalog() -> Vec<u8> {
     std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/mock_catalog.json")).unwrap()
 }
 
-/// Writes ~/.codex/config.toml pointing Codex at the mock (before install.sh adds refrain to it).
+/// Writes ~/.codex/config.toml pointing Codex at the mock (before install.sh adds refrain to it),
+/// with the plugin feature off: Codex would otherwise sync its plugin marketplace from GitHub.
 fn configure(s: &Scratch, port: u16) {
     let dir = s.home.join(".codex");
     std::fs::create_dir_all(&dir).unwrap();
@@ -25,7 +26,9 @@ fn configure(s: &Scratch, port: u16) {
     let config = format!(
         "# the mock model server of refrain's tests\nmodel = \"mock-model\"\nmodel_provider = \"mock\"\n\
          model_catalog_json = \"{}\"\n\n[model_providers.mock]\nname = \"mock\"\n\
-         base_url = \"http://127.0.0.1:{port}/v1\"\nwire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n",
+         base_url = \"http://127.0.0.1:{port}/v1\"\nwire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n\n\
+         # no plugin marketplace sync (it runs git ls-remote on github.com at startup)\n\
+         [features]\nplugins = false\n",
         catalog_file.display()
     );
     std::fs::write(dir.join("config.toml"), config).unwrap();
@@ -67,7 +70,7 @@ fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
         "--dangerously-bypass-approvals-and-sandbox",
         prompt,
     ];
-    let (out, took) = run_agent(codex(s, &args), &mock.log.join("codex"), Duration::from_secs(120));
+    let (out, took) = run_agent(codex(s, &args), &mock.log.join("codex"), SESSION_LIMIT);
     let events = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "codex failed: {}\n{events}", String::from_utf8_lossy(&out.stderr));
     (events, took)
@@ -89,6 +92,8 @@ fn codex_sessions_reach_refrain_store_a_plan_and_get_it_back() {
     let script = json!({"steps": [
         {"name": "exec_command", "arguments": {"cmd": "cat notes.txt"}},
         {"name": "mcp__refrain__response_cache_get", "arguments": cat_args()},
+        {"name": "exec_command", "arguments": {"cmd": format!("cat {GUIDE}")}},
+        {"name": "exec_command", "arguments": {"cmd": format!("cat {GUIDE}")}},
         {"name": "apply_patch", "input": patch},
         {"name": "mcp__refrain__response_cache_get", "arguments": cat_args()},
         {"name": "mcp__refrain__cache_stats", "arguments": {}},
@@ -102,12 +107,14 @@ fn codex_sessions_reach_refrain_store_a_plan_and_get_it_back() {
     eprintln!("codex session 1: {} ms", took.as_millis());
     assert!(events.contains("Fixed the typo in notes.txt."), "{events}");
     let calls = mock.calls(Api::Responses);
-    assert_eq!(calls.len(), 5, "the session did not run every scripted step: {calls:#?}");
+    assert_eq!(calls.len(), 7, "the session did not run every scripted step: {calls:#?}");
+    assert_second_read_deduplicated(&calls, "exec_command");
     let gets = results_of(&calls, "mcp__refrain__response_cache_get");
     assert_eq!(gets[0]["status"], "hit", "the shell read was not recorded by the PostToolUse hook: {}", gets[0]);
     assert_eq!(gets[1]["status"], "miss", "apply_patch did not invalidate the recorded read: {}", gets[1]);
     let stats = &results_of(&calls, "mcp__refrain__cache_stats")[0];
     assert_registered_settings_reached_the_server(stats, &s);
+    assert_eq!(stats["counters"]["dedup"]["reads_deduplicated"], 1, "the dedup was not counted: {stats}");
     assert_eq!(std::fs::read_to_string(s.project.join(NOTES)).unwrap(), "Notes\nthe quick fox\n");
 
     let plans = s.plans();

@@ -13,6 +13,21 @@ pub enum Api {
     Anthropic,
     /// OpenAI Responses (Codex).
     Responses,
+    /// Gemini generateContent (Gemini CLI).
+    Gemini,
+    /// OpenAI Chat Completions (opencode, Qwen Code).
+    Chat,
+}
+
+impl Api {
+    /// The request field holding the conversation.
+    pub fn conversation(self) -> &'static str {
+        match self {
+            Api::Anthropic | Api::Chat => "messages",
+            Api::Responses => "input",
+            Api::Gemini => "contents",
+        }
+    }
 }
 
 /// A running mock model server playing a script; killed on drop.
@@ -34,6 +49,8 @@ impl Mock {
         let file = match api {
             Api::Anthropic => "mock_anthropic.py",
             Api::Responses => "mock_responses.py",
+            Api::Gemini => "mock_gemini.py",
+            Api::Chat => "mock_chat.py",
         };
         let child = Command::new("python3")
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents").join(file))
@@ -72,15 +89,14 @@ impl Mock {
     /// the result as text.
     pub fn calls(&self, api: Api) -> Vec<Value> {
         let reqs = self.requests();
-        let key = match api {
-            Api::Anthropic => "messages",
-            Api::Responses => "input",
-        };
+        let key = api.conversation();
         let longest = reqs.iter().max_by_key(|r| r[key].as_array().map_or(0, Vec::len)).cloned().unwrap_or_default();
         let items = longest[key].as_array().cloned().unwrap_or_default();
         match api {
             Api::Anthropic => anthropic_calls(&items),
             Api::Responses => responses_calls(&items),
+            Api::Gemini => gemini_calls(&items),
+            Api::Chat => chat_calls(&items),
         }
     }
 
@@ -115,6 +131,38 @@ fn anthropic_calls(messages: &[Value]) -> Vec<Value> {
         .iter()
         .filter(|b| b["type"] == "tool_use")
         .map(|b| json!({"name": b["name"], "input": b["input"], "result": result(&b["id"])}))
+        .collect()
+}
+
+fn gemini_calls(contents: &[Value]) -> Vec<Value> {
+    let parts: Vec<&Value> = contents.iter().filter_map(|c| c["parts"].as_array()).flatten().collect();
+    let responses: Vec<&Value> = parts.iter().filter_map(|p| p.get("functionResponse")).collect();
+    let calls = parts.iter().filter_map(|p| p.get("functionCall"));
+    calls
+        .enumerate()
+        .map(|(i, c)| {
+            let r = responses.iter().find(|r| r.get("id").is_some() && r["id"] == c["id"]).or(responses.get(i));
+            let result = r.map(|r| {
+                let resp = &r["response"];
+                resp.get("output").or(resp.get("error")).map_or_else(|| resp.to_string(), text_of)
+            });
+            json!({"name": c["name"], "input": c["args"], "result": result})
+        })
+        .collect()
+}
+
+fn chat_calls(messages: &[Value]) -> Vec<Value> {
+    let result = |id: &Value| {
+        messages.iter().find(|m| m["role"] == "tool" && &m["tool_call_id"] == id).map(|m| text_of(&m["content"]))
+    };
+    messages
+        .iter()
+        .filter_map(|m| m["tool_calls"].as_array())
+        .flatten()
+        .map(|c| {
+            let args = c["function"]["arguments"].as_str().and_then(|a| serde_json::from_str::<Value>(a).ok());
+            json!({"name": c["function"]["name"], "input": args, "result": result(&c["id"])})
+        })
         .collect()
 }
 

@@ -1,7 +1,8 @@
-//! End to end with the real agents, offline: Claude Code and Codex CLI (installed from npm at
-//! pinned versions, see `clients`) run sessions in a scratch HOME and git project where refrain
-//! was installed by `./install.sh`, against refrain's mock model servers on loopback. The model is
-//! scripted to call the agent's own tools (task list, Read/shell, Edit/apply_patch) and refrain's;
+//! End to end with the real agents, offline: Claude Code, Codex CLI, Gemini CLI, opencode and Qwen
+//! Code (installed from npm at pinned versions, see `clients`) run sessions in a scratch HOME and
+//! git project where refrain was installed by `./install.sh`, against refrain's mock model servers
+//! on loopback. The model is scripted to call the agent's own tools (task list, Read/shell,
+//! Edit/apply_patch/replace) and refrain's;
 //! the tests check what reached refrain, what the hooks stored, and what the model was sent.
 //!
 //! The agents are started with a cleared environment, so the server and hooks they start find
@@ -12,16 +13,33 @@
 mod claude;
 mod clients;
 mod codex;
+mod gemini;
 mod mock;
+mod opencode;
+mod qwen;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// How long one agent session may take: a guard against a hung agent, not a speed target. On a
+/// 2-core machine shared with other builds, sessions took up to 83 s at load ~15 and went past
+/// 150 s at load ~20.
+pub const SESSION_LIMIT: Duration = Duration::from_secs(360);
+
 /// The file each session works on, and its content before the fix.
 const NOTES: &str = "notes.txt";
 const NOTES_BEFORE: &str = "Notes\nteh quick fox\n";
+/// A longer file each first session reads twice: the second read is answered by refrain's note.
+const GUIDE: &str = "guide.md";
+
+/// The guide's content: long enough that a note is much shorter.
+fn guide_text() -> String {
+    let steps: String =
+        (1..=60).map(|i| format!("{i}. Step {i} of the release guide: check the build, run the tests.\n")).collect();
+    format!("# Release guide\n{steps}")
+}
 
 /// A scratch machine: HOME, a git project, refrain's data home and bin dir.
 pub struct Scratch {
@@ -46,6 +64,7 @@ impl Scratch {
         let git = Command::new("git").args(["init", "-q"]).current_dir(&project).status();
         assert!(git.is_ok_and(|s| s.success()), "git is needed for the agent end-to-end tests");
         std::fs::write(project.join(NOTES), NOTES_BEFORE).unwrap();
+        std::fs::write(project.join(GUIDE), guide_text()).unwrap();
         Scratch { _tmp: tmp, home, project, data }
     }
 
@@ -142,17 +161,60 @@ pub fn json_in(text: &str) -> Value {
 /// A second session's checks: the stored plan reached the model as context (with the line asking
 /// for plan_feedback), and the feedback the model sent was counted.
 pub fn assert_plan_handed_back(mock: &mock::Mock, api: mock::Api, plan_id: &str) {
-    let conversation = match api {
-        mock::Api::Anthropic => "messages",
-        mock::Api::Responses => "input",
-    };
+    let conversation = api.conversation();
     assert!(
         mock.saw("plan_feedback with plan_id") && mock.saw(plan_id),
         "the stored plan did not reach the model as context; requests: {:#?}",
         mock.requests().iter().map(|r| r[conversation].clone()).collect::<Vec<_>>()
     );
-    let feedback = results_of(&mock.calls(api), "mcp__refrain__plan_feedback");
-    assert_eq!(feedback[0]["counters"]["successes"], 1, "{}", feedback[0]);
+    let calls = mock.calls(api);
+    let feedback = calls.iter().find(|c| c["name"].as_str().is_some_and(|n| n.ends_with("plan_feedback")));
+    let text = feedback.and_then(|c| c["result"].as_str()).unwrap_or_default();
+    let succeeded = match text.find('{') {
+        Some(_) => json_in(text)["counters"]["successes"] == 1,
+        None => text.contains(": 1 successes"),
+    };
+    assert!(succeeded, "plan_feedback was not counted: {feedback:?}");
+}
+
+/// The guide was read twice in a row: the first read shows it, the second (the `n`th call of
+/// `tool`, counting from 0) carries refrain's note instead of the content.
+pub fn assert_second_read_deduplicated(calls: &[Value], tool: &str) {
+    let reads: Vec<&Value> =
+        calls.iter().filter(|c| c["name"] == tool && c["input"].to_string().contains(GUIDE)).collect();
+    assert!(reads.len() >= 2, "the guide was not read twice with {tool}: {calls:#?}");
+    let first = reads[0]["result"].as_str().unwrap_or_default();
+    let second = reads[1]["result"].as_str().unwrap_or_default();
+    assert!(first.contains("Step 30 of the release guide"), "the first read did not show the file: {first}");
+    assert!(
+        second.contains("[refrain]") && second.contains("unchanged since your read at message"),
+        "the repeated read was not answered by refrain's note: {second}"
+    );
+    assert!(!second.contains("Step 30 of the release guide"), "the repeated read still carried the file: {second}");
+}
+
+/// The result texts of the calls to `tool`, in order, without the wrapper some agents put around
+/// MCP results (Gemini CLI's `<untrusted_context>`): for agents that show the model only the text.
+pub fn texts_of(calls: &[Value], tool: &str) -> Vec<String> {
+    calls
+        .iter()
+        .filter(|c| c["name"] == tool)
+        .map(|c| {
+            let t = c["result"].as_str().unwrap_or_default().trim();
+            let t = t.strip_prefix("<untrusted_context>").unwrap_or(t);
+            t.strip_suffix("</untrusted_context>").unwrap_or(t).trim().to_string()
+        })
+        .collect()
+}
+
+/// The same checks as `assert_registered_settings_reached_the_server`, on cache_stats' text.
+pub fn assert_stats_text(text: &str, s: &Scratch) {
+    assert!(
+        text.contains(&format!("(store {}", s.data.display())),
+        "the agent's server did not use REFRAIN_HOME: {text}"
+    );
+    assert!(!text.contains("model unavailable"), "the agent's server did not find the model: {text}");
+    assert!(text.contains("1 repeated reads answered with a note"), "the dedup was not counted: {text}");
 }
 
 /// The results of the calls to `tool`, in order, as JSON.

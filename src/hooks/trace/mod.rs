@@ -1,7 +1,13 @@
-//! The plan a finished turn followed, read from the agent's own session file: the task (the
-//! user's prompt), the todo items (Claude Code's TodoWrite, Codex's update_plan) and the tool
-//! calls that carried them out. Failed, interrupted or unfinished turns yield nothing.
+//! The plan a finished turn followed, read from the agent's own session file (or refrain's
+//! journal for agents without a readable one): the task (the user's prompt), the todo items
+//! (Claude Code's TodoWrite, Codex's update_plan, Gemini CLI's write_todos, …) and the tool calls
+//! that carried them out. Failed, interrupted or unfinished turns yield nothing.
 
+mod gemini;
+mod journal;
+mod qwen;
+
+use super::journal::Journal;
 use super::tasks::{TASK_TOOLS, TaskList};
 use super::{Agent, Error, Payload};
 use serde::Serialize;
@@ -23,7 +29,11 @@ pub struct Trace {
 const MAX_TRANSCRIPT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads the turn the Stop payload refers to; `Ok(None)` when there is nothing worth storing.
-pub fn read(agent: Agent, p: &Payload) -> Result<Option<Trace>, Error> {
+pub fn read(agent: Agent, p: &Payload, journal: Option<&Journal>) -> Result<Option<Trace>, Error> {
+    if let Agent::Opencode | Agent::Cursor = agent {
+        let trace = journal.and_then(|j| journal::turn(agent, &j.entries(), p));
+        return Ok(trace.filter(worth_storing));
+    }
     let Some(path) = p.transcript_path.as_deref() else { return Ok(None) };
     let err = |source| Error::Transcript { path: path.to_string(), source };
     let file = std::fs::File::open(path).map_err(err)?;
@@ -35,8 +45,21 @@ pub fn read(agent: Agent, p: &Payload) -> Result<Option<Trace>, Error> {
     let trace = match agent {
         Agent::Claude => claude(&lines, p.prompt_id.as_deref()),
         Agent::Codex => codex(&lines),
+        Agent::Gemini => gemini::turn(&lines, p.prompt.as_deref()),
+        Agent::Qwen => qwen::turn(&lines),
+        Agent::Opencode | Agent::Cursor => None,
     };
-    Ok(trace.filter(|t| !t.task.trim().is_empty() && (!t.steps.is_empty() || !t.calls.is_empty())))
+    Ok(trace.filter(worth_storing))
+}
+
+fn worth_storing(t: &Trace) -> bool {
+    !t.task.trim().is_empty() && (!t.steps.is_empty() || !t.calls.is_empty())
+}
+
+/// True for a prompt text that is the user's own (not injected context such as `<system-reminder>`).
+fn is_user_text(t: &str) -> bool {
+    let t = t.trim();
+    !t.is_empty() && !t.starts_with('<') && !t.starts_with("[Request interrupted")
 }
 
 /// Text of a Claude user message that is a real prompt (not a tool result or injected context).

@@ -1,0 +1,188 @@
+//! Read dedup: when an agent reads again what it already read in its current context window and
+//! the file shows the same, the post-tool hook replaces the output with a short note; when only
+//! a little changed, with the diff against the earlier read.
+//!
+//! What the model still has in context comes from the agent's own session file (or refrain's
+//! journal for agents without one), read fresh at every call: reads before a compaction, on a
+//! rewound branch, before the prompt shrank, or buried under enough newer tool output for the
+//! agent to clear them never count. Only the same file, the same tool and the same range is
+//! compared. The call itself has already run, so nothing that depends on it having run (Claude
+//! Code's read-before-edit check) is affected: refrain replaces output, never denies a call.
+
+pub mod note;
+pub mod view;
+pub mod window;
+
+mod claude;
+mod codex;
+pub mod gemini;
+mod qwen;
+mod replay;
+
+pub use replay::{Replayed, replay};
+
+use super::journal::{self, Journal};
+use super::{Agent, Payload};
+use crate::prompt::estimate_tokens;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use view::ReadKey;
+use window::Seen;
+
+/// Session files larger than this are not read by a hook (it must stay fast).
+const MAX_TRANSCRIPT_BYTES: u64 = 64 * 1024 * 1024;
+/// opencode clears tool outputs older than its newest 40,000 tokens of them; refrain stays inside.
+const OPENCODE_BUDGET: u64 = 30_000;
+
+/// A repeated read answered by a note.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dedup {
+    /// What the model receives instead of the output.
+    pub note: String,
+    /// The file read.
+    pub path: String,
+    /// Estimated tokens the note saves against the full output.
+    pub tokens_saved: u64,
+    /// True when the note is a diff (the file changed a little).
+    pub changed: bool,
+}
+
+/// The note for this finished call, or None when it is not a repeated read still in context.
+pub fn decide(agent: Agent, p: &Payload, journal: Option<&Journal>) -> Option<Dedup> {
+    let tool = p.tool_name.as_deref()?;
+    let cwd = p.cwd.as_deref().unwrap_or_default();
+    let key = view::key(agent, tool, p.tool_input.as_ref()?, cwd)?;
+    let now = view::payload_text(agent, key.via, p.tool_response.as_ref()?)?;
+    match agent {
+        Agent::Opencode => {
+            let seen = journal?.seen(agent, Some(OPENCODE_BUDGET));
+            decide_with(&key, &journal::stored_text(&now)?, &seen)
+        }
+        Agent::Cursor => None,
+        _ => decide_with(&key, &now, &transcript_seen(agent, p)?),
+    }
+}
+
+/// The note for a read of `key` showing `now`, given the reads in context.
+pub fn decide_with(key: &ReadKey, now: &str, seen: &[Seen]) -> Option<Dedup> {
+    let earlier = seen.iter().rev().find(|s| &s.key == key && s.text.is_some())?;
+    let before = earlier.text.as_deref()?;
+    let (note, changed) = if before == now {
+        (note::unchanged(key, earlier.message, now), false)
+    } else {
+        (note::changed(key, earlier.message, before, now)?, true)
+    };
+    let tokens_saved = estimate_tokens(now).checked_sub(estimate_tokens(&note)).filter(|s| *s > 0)?;
+    Some(Dedup { note, path: key.path.clone(), tokens_saved, changed })
+}
+
+/// The reads in context according to the agent's session file.
+fn transcript_seen(agent: Agent, p: &Payload) -> Option<Vec<Seen>> {
+    let lines = read_lines(p.transcript_path.as_deref()?)?;
+    Some(seen_in(
+        agent,
+        &lines,
+        p.tool_use_id.as_deref(),
+        p.tool_call_id.as_deref(),
+        p.cwd.as_deref().unwrap_or_default(),
+    ))
+}
+
+/// The reads in context in a session file's lines, leaving out the call being answered.
+fn seen_in(agent: Agent, lines: &[Value], use_id: Option<&str>, call_id: Option<&str>, cwd: &str) -> Vec<Seen> {
+    match agent {
+        Agent::Claude => claude::seen(lines, use_id, cwd),
+        Agent::Codex => codex::seen(lines, use_id, cwd),
+        Agent::Gemini => gemini::seen(lines, cwd),
+        Agent::Qwen => qwen::seen(lines, call_id, cwd),
+        Agent::Opencode | Agent::Cursor => Vec::new(),
+    }
+}
+
+/// The JSON lines of a session file (unparseable lines skipped); None when absent or too large.
+pub fn read_lines(path: &str) -> Option<Vec<Value>> {
+    let file = std::fs::File::open(path).ok()?;
+    if file.metadata().ok()?.len() > MAX_TRANSCRIPT_BYTES {
+        return None;
+    }
+    Some(BufReader::new(file).lines().map_while(Result::ok).filter_map(|l| serde_json::from_str(&l).ok()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A Claude Code transcript holding one Read of `path` that showed `content`, then the
+    /// assistant entry asking for the next Read (call `t2`).
+    fn transcript(dir: &std::path::Path, path: &str, content: &str, extra: &[Value]) -> String {
+        let mut lines = vec![
+            json!({"type": "user", "uuid": "u0", "parentUuid": null, "message": {"content": "look at the guide"}}),
+            json!({"type": "assistant", "uuid": "a1", "parentUuid": "u0", "message": {"content": [
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": path}}]}}),
+            json!({"type": "user", "uuid": "r1", "parentUuid": "a1", "message": {"content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": content}]},
+                "toolUseResult": {"type": "text", "file": {"filePath": path, "content": content}}}),
+        ];
+        lines.extend(extra.iter().cloned());
+        let parent = lines.last().and_then(|l| l["uuid"].as_str()).unwrap_or("r1").to_string();
+        lines.push(json!({"type": "assistant", "uuid": "a2", "parentUuid": parent, "message": {"content": [
+            {"type": "tool_use", "id": "t2", "name": "Read", "input": {"file_path": path}}]}}));
+        let file = dir.join("t.jsonl");
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&file, text).unwrap();
+        file.to_string_lossy().into_owned()
+    }
+
+    fn read_payload(transcript: &str, path: &str, content: &str, input: Value) -> Payload {
+        Payload {
+            transcript_path: Some(transcript.into()),
+            cwd: Some("/p".into()),
+            tool_name: Some("Read".into()),
+            tool_input: Some(input),
+            tool_response: Some(json!({"type": "text", "file": {"filePath": path, "content": content}})),
+            tool_use_id: Some("t2".into()),
+            ..Payload::default()
+        }
+    }
+
+    fn guide(n: usize) -> String {
+        (1..=n).map(|i| format!("line {i} of the guide, long enough to be worth a note\n")).collect()
+    }
+
+    #[test]
+    fn an_unchanged_reread_gets_a_note_and_a_small_change_a_diff() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = transcript(dir.path(), "/p/g.md", &guide(40), &[]);
+        let d = decide(Agent::Claude, &read_payload(&t, "/p/g.md", &guide(40), json!({"file_path": "/p/g.md"})), None)
+            .unwrap();
+        assert!(d.note.contains("unchanged since your read at message 3; 40 lines"), "{}", d.note);
+        assert!(!d.changed && d.tokens_saved > 300, "{d:?}");
+        let edited = guide(40).replace("line 7 of", "line seven of");
+        let d = decide(Agent::Claude, &read_payload(&t, "/p/g.md", &edited, json!({"file_path": "/p/g.md"})), None)
+            .unwrap();
+        assert!(d.changed && d.note.contains("+line seven of the guide"), "{}", d.note);
+    }
+
+    #[test]
+    fn no_note_for_another_range_after_a_compaction_or_when_nothing_was_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = transcript(dir.path(), "/p/g.md", &guide(40), &[]);
+        let part = json!({"file_path": "/p/g.md", "offset": 5, "limit": 10});
+        assert_eq!(decide(Agent::Claude, &read_payload(&t, "/p/g.md", &guide(10), part), None), None);
+        let compacted = [
+            json!({"type": "system", "subtype": "compact_boundary", "uuid": "c1", "parentUuid": null}),
+            json!({"type": "user", "uuid": "s1", "parentUuid": "c1", "isCompactSummary": true, "message": {"content": "summary"}}),
+        ];
+        let t = transcript(dir.path(), "/p/g.md", &guide(40), &compacted);
+        assert_eq!(
+            decide(Agent::Claude, &read_payload(&t, "/p/g.md", &guide(40), json!({"file_path": "/p/g.md"})), None),
+            None
+        );
+        let other = transcript(dir.path(), "/p/other.md", &guide(40), &[]);
+        assert_eq!(
+            decide(Agent::Claude, &read_payload(&other, "/p/g.md", &guide(40), json!({"file_path": "/p/g.md"})), None),
+            None
+        );
+    }
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""refrain's own test mock of the OpenAI Chat Completions API (streamed or not), for driving the
+real opencode and Qwen Code offline.
+
+usage: mock_chat.py LOGDIR SCRIPT_JSON
+
+Listens on 127.0.0.1 (a free port, written to LOGDIR/port) and plays a script: SCRIPT_JSON is
+{"steps": [{"name": TOOL, "arguments": {...}}, ...], "final": "text"}. A request that offers the
+script's first tool and holds N tool messages gets step N as a tool call, or the final text once
+the steps are used up. Requests that offer no such tool (titles, summaries) get a short text answer.
+A step whose tool is not offered ends the turn with a text naming it (the test then fails on it).
+Every request is saved as LOGDIR/req-NNN.json ({path, body}). Loopback only; no key is checked."""
+import itertools
+import json
+import os
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOGDIR, SCRIPT = sys.argv[1], json.load(open(sys.argv[2]))
+os.makedirs(LOGDIR, exist_ok=True)
+counter = itertools.count(1)
+USAGE = {"prompt_tokens": 5000, "completion_tokens": 20, "total_tokens": 5020,
+         "prompt_tokens_details": {"cached_tokens": 4096}}
+
+
+def offered(body):
+    return [(t.get("function") or {}).get("name") for t in body.get("tools") or []]
+
+
+def reply(body):
+    """(text, tool_call) for this request."""
+    steps, tools = SCRIPT["steps"], offered(body)
+    if not steps or steps[0]["name"] not in tools:
+        return "OK.", None
+    done = sum(1 for m in body.get("messages") or [] if m.get("role") == "tool")
+    if done >= len(steps):
+        return SCRIPT.get("final", "Done."), None
+    step = steps[done]
+    if step["name"] not in tools:
+        return f"MOCK: the tool {step['name']} was not offered", None
+    return None, {"name": step["name"], "arguments": json.dumps(step.get("arguments", {}))}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def _send(self, ctype, data):
+        self.send_response(200)
+        self.send_header("content-type", ctype)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def do_GET(self):
+        self._send("application/json", json.dumps({"object": "list", "data": [
+            {"id": "mock-model", "object": "model", "created": 0, "owned_by": "refrain"}]}).encode())
+
+    def do_POST(self):
+        n = next(counter)
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+        with open(f"{LOGDIR}/req-{n:03d}.json", "w") as f:
+            json.dump({"path": self.path, "body": body}, f, indent=1)
+        text, call = reply(body)
+        cid, created, model = f"chatcmpl-mock{n:04d}", int(time.time()), body.get("model", "mock-model")
+        calls = [{"index": 0, "id": f"call_mock{n:04d}", "type": "function", "function": call}] if call else None
+        finish = "tool_calls" if call else "stop"
+        if not body.get("stream"):
+            msg = {"role": "assistant", "content": text}
+            if calls:
+                msg["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in calls]
+            return self._send("application/json", json.dumps({
+                "id": cid, "object": "chat.completion", "created": created, "model": model,
+                "choices": [{"index": 0, "message": msg, "finish_reason": finish}], "usage": USAGE}).encode())
+        chunk = lambda delta, fin=None, **extra: {"id": cid, "object": "chat.completion.chunk", "created": created,
+                                                   "model": model, "choices": [{"index": 0, "delta": delta,
+                                                                                "finish_reason": fin}], **extra}
+        events = [chunk({"role": "assistant", "content": text} if text else {"role": "assistant", "tool_calls": calls})]
+        events.append(chunk({}, finish))
+        events.append({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                       "choices": [], "usage": USAGE})
+        data = b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events) + b"data: [DONE]\n\n"
+        self._send("text/event-stream", data)
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+with open(os.path.join(LOGDIR, "port.tmp"), "w") as f:
+    f.write(str(server.server_address[1]))
+os.replace(os.path.join(LOGDIR, "port.tmp"), os.path.join(LOGDIR, "port"))
+server.serve_forever()

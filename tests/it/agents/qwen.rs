@@ -1,0 +1,128 @@
+//! Qwen Code (0.24.4) end to end: two `qwen -p` sessions through its Claude-format hooks, against
+//! refrain's OpenAI-compatible mock on loopback.
+//!
+//! Qwen Code reads `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_MODEL` with OpenAI auth selected
+//! in its settings; usage statistics, telemetry and update checks are off there, and MCP tools
+//! are offered directly rather than behind its tool search. Qwen Code answers a repeated
+//! `read_file` with its own note, so the repeated read here is a shell `cat`, which refrain
+//! answers by stopping the call with its note as the result (Qwen Code's only route).
+//!
+//! Qwen Code's shell tool stops waiting for a command's pipes a fixed time after the process exits,
+//! so on a loaded machine a fast `cat` may come back as `Output: (empty)` (such a call is no read
+//! for refrain either). The guide is therefore read three times: after a `cat` that showed it, the
+//! next one whose output Qwen Code kept must carry refrain's note.
+
+use super::clients::{Clients, opted_out};
+use super::mock::{Api, Mock};
+use super::*;
+use serde_json::json;
+
+/// Qwen Code's user settings for an offline test machine (before install.sh adds refrain).
+fn configure(s: &Scratch) {
+    let dir = s.home.join(".qwen");
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = json!({
+        "security": {"auth": {"selectedType": "openai"}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+        "telemetry": {"enabled": false},
+        "model": {"name": "mock-model"},
+        "tools": {"toolSearch": {"enabled": false}},
+    });
+    std::fs::write(dir.join("settings.json"), serde_json::to_vec_pretty(&settings).unwrap()).unwrap();
+}
+
+/// Runs `qwen -p PROMPT --yolo` in the project; returns stdout and the wall time.
+fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
+    let clients = Clients::get();
+    let mut cmd = Command::new(clients.bin("qwen"));
+    cmd.args(["-p", prompt, "--yolo", "--output-format", "json"])
+        .current_dir(&s.project)
+        .env_clear()
+        .env("PATH", clients.path())
+        .env("HOME", &s.home)
+        .env("OPENAI_BASE_URL", format!("http://127.0.0.1:{}/v1", mock.port))
+        .env("OPENAI_API_KEY", "offline-test")
+        .env("OPENAI_MODEL", "mock-model")
+        .env("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1");
+    let (out, took) = run_agent(cmd, &mock.log.join("qwen"), SESSION_LIMIT);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "qwen failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    (stdout, took)
+}
+
+/// A `cat` of the guide showed it, and the next one whose output Qwen Code kept carries refrain's
+/// note instead of the file; returns how many carried the note.
+fn assert_a_repeated_cat_is_deduplicated(calls: &[Value]) -> usize {
+    let texts: Vec<&str> = calls
+        .iter()
+        .filter(|c| c["name"] == "run_shell_command" && c["input"].to_string().contains(GUIDE))
+        .map(|c| c["result"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(texts.len(), 3, "the guide was not read three times: {calls:#?}");
+    let shown = texts.iter().position(|t| t.contains("Step 30 of the release guide"));
+    let first = shown.unwrap_or_else(|| panic!("no cat of the guide showed it: {texts:#?}"));
+    let next = texts[first + 1..].iter().find(|t| !t.contains("Output: (empty)"));
+    assert!(
+        next.is_some_and(|t| t.contains("[refrain]")
+            && t.contains("unchanged since your read at message")
+            && !t.contains("Step 30 of the release guide")),
+        "the repeated read was not answered by refrain's note: {texts:#?}"
+    );
+    texts.iter().filter(|t| t.contains("[refrain]")).count()
+}
+
+#[test]
+fn qwen_code_sessions_reach_refrain_dedup_a_read_store_a_plan_and_get_it_back() {
+    if opted_out("qwen_code_sessions_reach_refrain_dedup_a_read_store_a_plan_and_get_it_back") {
+        return;
+    }
+    let s = Scratch::new();
+    configure(&s);
+    let log = s.install("qwen");
+    assert!(log.contains(".qwen/settings.json"), "{log}");
+
+    let notes = s.file(NOTES);
+    let cache_get =
+        json!({"namespace": "hooks/qwen-code", "tool": "run_shell_command", "args": {"command": "cat notes.txt"}});
+    let cat = |f: &str| json!({"name": "run_shell_command", "arguments": {"command": format!("cat {f}")}});
+    let script = json!({"steps": [
+        cat(NOTES),
+        cat(GUIDE),
+        cat(GUIDE),
+        cat(GUIDE),
+        {"name": "mcp__refrain__response_cache_get", "arguments": cache_get},
+        {"name": "read_file", "arguments": {"file_path": notes}},
+        {"name": "edit", "arguments": {"file_path": notes, "old_string": "teh", "new_string": "the"}},
+        {"name": "mcp__refrain__response_cache_get", "arguments": cache_get},
+        {"name": "mcp__refrain__cache_stats", "arguments": {}},
+    ], "final": "Fixed the typo in notes.txt."});
+    let tmp = tempfile::tempdir().unwrap();
+    let mock = Mock::start(Api::Chat, &tmp.path().join("s1"), &script);
+    let (_, took) = session(&s, &mock, "Fix the typo in notes.txt");
+    eprintln!("qwen session 1: {} ms", took.as_millis());
+
+    let calls = mock.calls(Api::Chat);
+    assert_eq!(calls.len(), 9, "the session did not run every scripted step: {calls:#?}");
+    let notes = assert_a_repeated_cat_is_deduplicated(&calls);
+    let gets = results_of(&calls, "mcp__refrain__response_cache_get");
+    assert_eq!(gets[0]["status"], "hit", "the PostToolUse hook did not record the cat: {}", gets[0]);
+    assert_eq!(gets[1]["status"], "miss", "the edit did not invalidate the recorded read: {}", gets[1]);
+    let stats = &results_of(&calls, "mcp__refrain__cache_stats")[0];
+    assert_registered_settings_reached_the_server(stats, &s);
+    assert_eq!(stats["counters"]["dedup"]["reads_deduplicated"], notes, "the dedup was not counted: {stats}");
+    assert_eq!(std::fs::read_to_string(s.project.join(NOTES)).unwrap(), "Notes\nthe quick fox\n");
+
+    let plans = s.plans();
+    assert_eq!(plans.len(), 1, "the Stop hook stored no plan: {plans:?}");
+    assert!(plans[0].contains("Fix the typo in notes.txt"), "{plans:?}");
+    let plan_id = plans[0].split_whitespace().next().unwrap().to_string();
+
+    let script = json!({"steps": [
+        {"name": "mcp__refrain__plan_feedback", "arguments": {"plan_id": plan_id, "outcome": "success"}},
+    ], "final": "Done."});
+    let mock2 = Mock::start(Api::Chat, &tmp.path().join("s2"), &script);
+    let (_, took) = session(&s, &mock2, "Please fix the typo in notes.txt");
+    eprintln!("qwen session 2: {} ms", took.as_millis());
+    assert_plan_handed_back(&mock2, Api::Chat, &plan_id);
+}
