@@ -7,7 +7,6 @@ mod bench_all;
 mod bench_fault;
 mod bench_plans;
 mod bench_prompt;
-mod bench_quality;
 mod bench_results;
 mod bench_speed;
 mod bench_startup;
@@ -17,6 +16,7 @@ mod dashboard;
 mod explain;
 mod hook;
 mod install;
+mod mask;
 mod plans;
 mod report;
 mod runtime_env;
@@ -84,6 +84,8 @@ enum Command {
     Uninstall(install::UninstallArgs),
     /// Answer an agent hook: reads the hook payload on stdin (used by the installed hooks).
     Hook(hook::HookArgs),
+    /// Mask the values of tasks read from stdin, one per line, as plan lookup does.
+    Mask(mask::MaskArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -104,13 +106,18 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Install(args) => install::run_install(&cli.global, args),
         Command::Uninstall(args) => install::run_uninstall(&cli.global, args),
         Command::Hook(args) => hook::run(&cli.global, args),
+        Command::Mask(args) => mask::run(args),
     }
 }
 
 /// Every built-in regex table compiles and catches its samples, or refrain does not start.
 fn check_patterns() -> Result<usize, crate::patterns::Error> {
     let secrets = crate::results::secrets::RULES.iter().map(|r| r.pattern());
-    let plans = crate::plan::params::PATTERNS.iter().chain(crate::plan::fill::PATTERNS).copied();
+    let plans = crate::plan::params::PATTERNS
+        .iter()
+        .chain(crate::plan::fill::PATTERNS)
+        .chain(crate::plan::mask::PATTERNS)
+        .copied();
     crate::patterns::check_all(secrets.chain(plans))
 }
 

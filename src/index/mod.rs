@@ -200,6 +200,11 @@ impl VectorIndex {
         Ok(ids)
     }
 
+    /// A stored vector by id, read from the store (None when it is gone).
+    pub fn stored_vector(&self, store: &Store, id: u64) -> Option<Vec<f32>> {
+        records::get(store, id).map(|r| r.vector)
+    }
+
     /// Removes a vector from the store and the index.
     pub fn remove(&self, store: &Store, id: u64) -> Result<(), Error> {
         records::remove(store, id)?;

@@ -43,6 +43,11 @@ pub(super) fn put(store: &Store, id: u64, rec: &VectorRecord) -> store::Result<(
     store.put_bytes(trees::VECTORS, Key::new().u64(id).bytes(), &encode(rec))
 }
 
+pub(super) fn get(store: &Store, id: u64) -> Option<VectorRecord> {
+    let bytes = store.get_bytes(trees::VECTORS, Key::new().u64(id).bytes()).ok()??;
+    decode(&bytes)
+}
+
 pub(super) fn remove(store: &Store, id: u64) -> store::Result<bool> {
     store.remove(trees::VECTORS, Key::new().u64(id).bytes())
 }

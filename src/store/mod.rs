@@ -176,6 +176,11 @@ impl Store {
         Ok(())
     }
 
+    /// Reads one raw value (written with `put_bytes`).
+    pub fn get_bytes(&self, tree: TreeName, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.tree(tree)?.get(key)?.map(|v| v.to_vec()))
+    }
+
     /// Visits raw (key, value) pairs in key order.
     pub fn for_each_bytes(&self, tree: TreeName, mut f: impl FnMut(&[u8], &[u8])) -> Result<()> {
         for item in self.tree(tree)?.iter() {

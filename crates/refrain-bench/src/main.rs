@@ -2,9 +2,17 @@
 //! stdio, or the library in process). Kept out of the shipped `refrain` binary, which is only the
 //! product.
 
+mod calibrate;
 mod dedup;
 mod history;
+mod mcp;
+mod plans_eval;
+mod record;
+mod repeat;
 mod report_history;
+mod results_eval;
+mod sets;
+mod speed;
 mod stall;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +43,17 @@ enum Command {
         #[arg(long)]
         refrain: Option<PathBuf>,
     },
+    /// The result cache's match quality over MCP on several datasets; writes evaluation records.
+    ResultsEval(results_eval::Args),
+    /// Judge the plan cache on family data sets through the real binary over MCP.
+    PlansEval(plans_eval::Args),
+    /// A stored question asked again word for word must get its own entry, at several store sizes.
+    ResultsRepeat(repeat::Args),
+    /// Thresholds from evaluation records (writes calibration.json) and the per-dataset report,
+    /// leave-one-dataset-out included.
+    Calibrate(calibrate::Args),
+    /// What verification adds to a lookup by meaning on one core (embedding reported apart).
+    VerifySpeed(speed::Args),
     /// Replay recorded sessions: reads refrain's read dedup would answer with a note, tokens saved.
     Dedup {
         /// Transcript files or directories (default: tests/fixtures/transcripts).
@@ -51,7 +70,6 @@ fn main() -> anyhow::Result<ExitCode> {
     match Cli::parse().command {
         Command::Version => {
             eprintln!("refrain-bench {}", env!("CARGO_PKG_VERSION"));
-            Ok(ExitCode::SUCCESS)
         }
         Command::ReportHistory { sizes_mb, dir, refrain } => {
             let refrain = match refrain {
@@ -59,15 +77,27 @@ fn main() -> anyhow::Result<ExitCode> {
                 None => std::env::current_exe()?.with_file_name("refrain"),
             };
             report_history::run(&report_history::Args { sizes_mb, dir, refrain })?;
-            Ok(ExitCode::SUCCESS)
         }
+        Command::ResultsEval(a) => {
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(results_eval::run(&a))?;
+        }
+        Command::ResultsRepeat(a) => {
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(repeat::run(&a))?;
+        }
+        Command::PlansEval(a) => {
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(plans_eval::run(a))?;
+        }
+        Command::Calibrate(a) => calibrate::run(&a)?,
+        Command::VerifySpeed(a) => speed::run(&a)?,
         Command::Dedup { paths, json } => {
             dedup::run(&paths, json)?;
-            Ok(ExitCode::SUCCESS)
         }
         Command::Stall(args) => {
             tokio::runtime::Runtime::new()?.block_on(stall::run(args))?;
-            Ok(ExitCode::SUCCESS)
         }
     }
+    Ok(ExitCode::SUCCESS)
 }
