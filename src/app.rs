@@ -1,13 +1,15 @@
 //! `App`: the cheap-to-clone handle every tool and transport receives.
 //!
-//! It owns the open store, the embedder (loading in the background), the vector index (its
-//! scopes load on first use) and the resolved configuration of one project.
+//! It owns the open store, the embedder and the verifier (both loading in the background), the
+//! vector index (its scopes load on first use) and the resolved configuration of one project.
 
 use crate::config::Config;
 use crate::embed::{EmbedHandle, ModelFiles};
 use crate::index::VectorIndex;
 use crate::project::Project;
 use crate::store::Store;
+use crate::verify::llm::LlmJudge;
+use crate::verify::{VerifierFiles, VerifyHandle};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::OnceCell;
@@ -22,6 +24,8 @@ pub struct State {
     pub store: Store,
     /// The embedding model, possibly still loading.
     pub embed: EmbedHandle,
+    /// The verification stage for plans and results (its model possibly still loading).
+    pub verify: VerifyHandle,
     index: Arc<OnceCell<VectorIndex>>,
     /// When this process opened the store.
     pub started: Instant,
@@ -42,15 +46,22 @@ impl App {
     /// Wraps an open store; starts loading the model and rebuilding the index in the background.
     /// Must be called inside a tokio runtime.
     pub fn start(config: Config, project: Project, store: Store) -> App {
-        let embed = if config.model.enabled {
+        let m = &config.matching;
+        let llm = LlmJudge::configured(&config.llm, m.llm_judge, m.llm_budget_ms, store.clone());
+        let (embed, verify) = if config.model.enabled {
             let dir = config.model.dir.clone().unwrap_or_else(|| config.home().join("models"));
             let mut files = ModelFiles::under(&dir);
             if let Some(rt) = &config.model.runtime {
                 files.runtime = rt.clone();
             }
-            EmbedHandle::spawn(Some(files), config.model.threads, config.model.max_length)
+            let verifier = VerifierFiles::under(&dir, files.runtime.clone());
+            (
+                EmbedHandle::spawn(Some(files), config.model.threads, config.model.max_length),
+                VerifyHandle::spawn(Some(verifier), &config.matching, "", llm),
+            )
         } else {
-            EmbedHandle::spawn(None, 1, 0)
+            let why = "models are disabled in the configuration (model.enabled = false)";
+            (EmbedHandle::spawn(None, 1, 0), VerifyHandle::cosine_only(&config.matching, why))
         };
         store.set_limit(config.store.max_store_bytes);
         let index = Arc::new(OnceCell::new());
@@ -58,7 +69,7 @@ impl App {
         tokio::spawn(async move {
             let _ = cell.get_or_try_init(|| open_index(s, dir)).await;
         });
-        App(Arc::new(State { config, project, store, embed, index, started: Instant::now() }))
+        App(Arc::new(State { config, project, store, embed, verify, index, started: Instant::now() }))
     }
 
     /// Flushes the store; call before the process exits. Index graphs are saved when they are

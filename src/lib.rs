@@ -8,7 +8,8 @@
 //!   shows was wasted) — plain Rust, no rmcp types.
 //! - `app`: the cheap-to-clone handle every tool receives.
 //! - infrastructure: `store` (the only sled user), `index` (hnsw_rs), `embed` (fastembed),
-//!   `config`, `project`, `budget` (the per-request time and memory budget).
+//!   `verify` (the verification stage: exact text, gates, the cross-encoder, calibrated
+//!   thresholds), `config`, `project`, `budget` (the per-request time and memory budget).
 
 pub mod app;
 pub mod budget;
@@ -30,3 +31,4 @@ pub mod stats;
 pub mod store;
 pub mod tools;
 pub mod transcript;
+pub mod verify;

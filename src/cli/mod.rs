@@ -10,6 +10,7 @@ mod explain;
 mod hook;
 mod index;
 mod install;
+mod mask;
 mod plans;
 mod report;
 mod runtime_env;
@@ -78,6 +79,8 @@ enum Command {
     Index(index::IndexArgs),
     /// Answer an agent hook: reads the hook payload on stdin (used by the installed hooks).
     Hook(hook::HookArgs),
+    /// Mask the values of tasks read from stdin, one per line, as plan lookup does.
+    Mask(mask::MaskArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -99,13 +102,18 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Uninstall(args) => install::run_uninstall(&cli.global, args),
         Command::Hook(args) => hook::run(&cli.global, args),
         Command::Index(args) => index::run(&cli.global, args),
+        Command::Mask(args) => mask::run(args),
     }
 }
 
 /// Every built-in regex table compiles and catches its samples, or refrain does not start.
 fn check_patterns() -> Result<usize, crate::patterns::Error> {
     let secrets = crate::results::secrets::RULES.iter().map(|r| r.pattern());
-    let plans = crate::plan::params::PATTERNS.iter().chain(crate::plan::fill::PATTERNS).copied();
+    let plans = crate::plan::params::PATTERNS
+        .iter()
+        .chain(crate::plan::fill::PATTERNS)
+        .chain(crate::plan::mask::PATTERNS)
+        .copied();
     crate::patterns::check_all(secrets.chain(plans))
 }
 

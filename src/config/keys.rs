@@ -81,6 +81,15 @@ pub const RULES: &[Rule] = &[
     row("plans.report_candidates", Project, ""),
     row("plans.max_task_bytes", Project, ""),
     row("plans.max_plan_bytes", Project, ""),
+    row("plans.bucket_candidates", Project, ""),
+    row("plans.failure_bias", Project, ""),
+    row("plans.suggest_min_score", Project, ""),
+    row("matching.max_wrong_rate", ProjectLowers, "a higher rate lets wrong plans and answers be served more often"),
+    row("matching.candidates", ProjectLowers, "more candidates make every lookup score more pairs"),
+    row("matching.quarantine_after", ProjectLowers, "a higher count keeps serving entries agents reported wrong"),
+    row("matching.llm_judge", ProjectLowers, "turning the judge on sends request text to the LLM endpoint"),
+    row("matching.llm_budget_ms", ProjectLowers, "a longer budget makes lookups wait longer"),
+    row("matching.threads", ProjectLowers, "more threads take more of the machine"),
     row("llm.enabled", ProjectLowers, "turning the canonicaliser on sends task text to an endpoint"),
     row("llm.base_url", Trusted, "it sends task text (and the API key) to any URL"),
     row("llm.model", Trusted, "it chooses what is asked of the endpoint"),
@@ -172,9 +181,18 @@ mod tests {
             assert_eq!(r.level == Level::Project, r.why.is_empty(), "{}", r.key);
             if r.level == Level::ProjectLowers {
                 let default = crate::config::screen::default_of(r.key);
-                assert!(matches!(default, Some(Value::Integer(_) | Value::Boolean(_))), "{}: {default:?}", r.key);
+                assert!(
+                    matches!(default, Some(Value::Integer(_) | Value::Boolean(_) | Value::Float(_))),
+                    "{}: {default:?}",
+                    r.key
+                );
             }
         }
+        // A project file cannot raise the wrong-hit rate, whether written as a float or an integer.
+        let rate = crate::config::screen::default_of("matching.max_wrong_rate");
+        assert_eq!(is_lower_or_equal(&Value::Float(0.5), rate.as_ref()), Some(false));
+        assert_eq!(is_lower_or_equal(&Value::Integer(1), rate.as_ref()), Some(false));
+        assert_eq!(is_lower_or_equal(&Value::Float(0.001), rate.as_ref()), Some(true));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! came from and what was refused.
 
 pub mod keys;
+mod matching;
 mod model;
 mod plans;
 mod prompt;
@@ -15,6 +16,7 @@ mod server;
 mod sources;
 pub mod trust;
 
+pub use matching::MatchingConfig;
 pub use model::ModelConfig;
 pub use plans::{LlmConfig, PlansConfig};
 pub use prompt::PromptConfig;
@@ -43,6 +45,8 @@ pub struct Config {
     pub llm: LlmConfig,
     /// Result cache limits, TTLs and thresholds.
     pub results: ResultsConfig,
+    /// How sure refrain must be before serving a stored plan or result for a new request.
+    pub matching: MatchingConfig,
     /// Prompt-cache analysis: provider rules and transcript roots.
     pub prompt: PromptConfig,
     /// Agent hook behaviour.

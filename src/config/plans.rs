@@ -7,13 +7,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PlansConfig {
-    /// Lowest composite score for a hit (0.7 x meaning + 0.3 x structure). Precision comes from
-    /// the gates (action, target kind, required slots); this only drops barely similar wording.
+    /// No longer used: whether a plan is for a task is decided by the value gates and the
+    /// verifier (`matching.max_wrong_rate`). Kept so existing configuration files still load.
     pub hit_threshold: f32,
-    /// Nearest task embeddings considered besides the bucket.
+    /// Nearest task embeddings considered besides exact-text matches and the bucket.
     pub neighbours: usize,
+    /// Most plans of the task's intent bucket considered besides the neighbours.
+    pub bucket_candidates: usize,
     /// Failures in a row after which a plan is quarantined.
     pub quarantine_after: u32,
+    /// How much each reported failure raises that plan's verifier threshold (a success halves the
+    /// raise again).
+    pub failure_bias: f32,
+    /// Lowest verifier score at which a near match that failed verification comes back as a
+    /// `suggestion` (never a hit).
+    pub suggest_min_score: f32,
     /// Candidates reported with a lookup (the nearest ones, with the stage they failed).
     pub report_candidates: usize,
     /// Longest task text accepted by `plan_store` and `plan_lookup`, in bytes.
@@ -27,7 +35,10 @@ impl Default for PlansConfig {
         Self {
             hit_threshold: 0.3,
             neighbours: 16,
+            bucket_candidates: 32,
             quarantine_after: 3,
+            failure_bias: 0.05,
+            suggest_min_score: 0.5,
             report_candidates: 5,
             max_task_bytes: 16 * 1024,
             max_plan_bytes: 256 * 1024,

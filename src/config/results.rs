@@ -19,9 +19,10 @@ pub struct ResultsConfig {
     pub default_ttl_secs: u64,
     /// Time to live per tool, in seconds (overrides the built-in per-tool defaults).
     pub tool_ttl_secs: BTreeMap<String, u64>,
-    /// Lowest cosine similarity for a semantic hit (the verifier then checks what both texts ask).
+    /// No longer used: lookups by meaning are verified at the strictness `matching.max_wrong_rate`
+    /// sets. Accepted so existing files still load.
     pub semantic_threshold: f32,
-    /// Run the verifier after the threshold (negations, numbers, names, content words, margin).
+    /// No longer used (see `matching.max_wrong_rate`). Accepted so existing files still load.
     pub semantic_verify: bool,
     /// Tools never cached, whatever the caller says.
     pub disabled_tools: Vec<String>,

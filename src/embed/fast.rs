@@ -67,10 +67,10 @@ impl FastEmbedder {
     }
 }
 
-/// `ort::init_from` may run once per process; later calls reuse the first result. The process
-/// keeps one environment, built with ONNX Runtime's telemetry off: by default the runtime looks
+/// Loads the ONNX runtime library (the embedder and the verifier share it). `ort::init_from` may
+/// run once per process; later calls reuse the first result. The process keeps one environment, built with ONNX Runtime's telemetry off: by default the runtime looks
 /// up Microsoft's telemetry host, and refrain sends nothing anywhere.
-fn init_runtime(path: &Path) -> Result<ort::environment::Environment, Error> {
+pub fn init_runtime(path: &Path) -> Result<ort::environment::Environment, Error> {
     static ENV: std::sync::OnceLock<Result<ort::environment::Environment, String>> = std::sync::OnceLock::new();
     ENV.get_or_init(|| {
         let builder = ort::init_from(path).map_err(|e| format!("cannot load ONNX runtime {}: {e}", path.display()))?;

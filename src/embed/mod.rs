@@ -7,7 +7,7 @@
 mod fast;
 mod handle;
 
-pub use fast::{FastEmbedder, ModelFiles};
+pub use fast::{FastEmbedder, MODEL_NAME, ModelFiles, init_runtime};
 pub use handle::{EmbedHandle, ModelState};
 
 /// Embedding errors.

@@ -138,3 +138,17 @@ pub fn read_cache_hit(out: &Value) -> Option<Value> {
     }
     out.get("result").cloned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_hits_are_injected_never_suggestions() {
+        let hit = json!({"status": "hit", "result": "r"});
+        assert_eq!(read_cache_hit(&hit), Some(json!("r")));
+        let suggestion = json!({"status": "miss", "reason": "asks something different",
+            "suggestion": {"query": "a near stored query", "score": 0.7, "threshold": 0.9}});
+        assert_eq!(read_cache_hit(&suggestion), None);
+    }
+}

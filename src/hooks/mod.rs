@@ -240,6 +240,11 @@ mod tests {
             let (miss, _) =
                 run(agent, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, json!({"status": "miss"}))]);
             assert_eq!(miss, None);
+            // A suggestion is a near match the verifier rejected: never put in the agent's context.
+            let near = json!({"status": "miss", "hit": null,
+                "suggestion": {"plan_id": "p2", "task": "Please echo hi using the MCP tool", "score": 0.8}});
+            let (suggested, _) = run(agent, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, near)]);
+            assert_eq!(suggested, None);
         }
     }
 

@@ -192,6 +192,13 @@ impl VectorIndex {
         Ok(added.into_iter().map(|(id, _)| id).collect())
     }
 
+    /// A stored vector of `scope` by id, read back from the store (decoded from its int8 code;
+    /// None when it is gone).
+    pub fn stored_vector(&self, scope: &str, id: u64) -> Option<Vec<f32>> {
+        let code = records::code(&self.0.store, &records::tag(scope), id).ok()??;
+        Some(quant::decode(&code))
+    }
+
     /// Removes a vector of `scope` from the store and the index.
     pub fn remove(&self, scope: &str, id: u64) -> Result<(), Error> {
         let slot = self.slot(scope);

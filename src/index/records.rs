@@ -82,6 +82,14 @@ pub fn target(store: &Store, tag: &Tag, id: u64) -> store::Result<Option<Vec<u8>
     Ok(store.get_bytes(trees::VECTORS, &key(tag, id))?.and_then(|v| split(&v).map(|(t, _)| t.to_vec())))
 }
 
+/// The code of one stored vector, if it is there and readable.
+pub fn code(store: &Store, tag: &Tag, id: u64) -> store::Result<Option<Vec<i8>>> {
+    Ok(store
+        .get_bytes(trees::VECTORS, &key(tag, id))?
+        .and_then(|v| split(&v).map(|(_, c)| c.iter().map(|b| *b as i8).collect::<Vec<i8>>()))
+        .filter(|c| quant::dim_of(c.len()).is_some()))
+}
+
 /// Visits every (id, code) of a scope in id order; unreadable records are skipped.
 pub fn scan(store: &Store, tag: &Tag, mut f: impl FnMut(u64, &[i8])) -> store::Result<()> {
     let mut bad = 0usize;

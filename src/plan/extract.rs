@@ -1,11 +1,16 @@
 //! Deterministic extraction: an executed trace (task, context values, the steps the agent ran)
-//! becomes a template by replacing the values found in the steps with `{{params.x}}` slots.
+//! becomes a template. A value is a slot when it is both in the task and in the steps' inputs,
+//! whatever its type (a crate, a function name, a version, a path): the masker says what the
+//! task's values are, the steps say which of them the plan uses. The task's other values stay
+//! fixed: the plan then serves only tasks that say them too.
 //!
-//! No LLM and no network. It refuses, with a reason, when the trace is too short, nothing in it
-//! generalises, or too few of the task's values appear in the steps (low confidence).
+//! No LLM and no network. A one-step plan is a plan. Steps that use none of the task's values
+//! make a plan with no slots: every value stays fixed, so it serves that task again (in other
+//! words) and never a task with other values.
 
 use super::EXTRACTOR_VERSION;
 use super::fill::PLACEHOLDER;
+use super::mask;
 use super::params::{self, ParamKind, Role};
 use super::template::{OutputField, PlanTemplate, Slot, Step};
 use rmcp::schemars::{self, JsonSchema};
@@ -14,9 +19,7 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// Fewest steps a trace needs.
-pub const MIN_STEPS: usize = 2;
-/// Lowest confidence (share of the task's values found in the steps) accepted.
-pub const MIN_CONFIDENCE: f32 = 0.5;
+pub const MIN_STEPS: usize = 1;
 
 /// What the agent did for a task.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -61,36 +64,31 @@ pub fn extract(task: &str, trace: &Trace) -> Result<Extracted, String> {
             trace.steps.len()
         ));
     }
-    let (parsed, _) = params::extract(task);
+    let parsed: Vec<params::Param> = mask::spans(task)
+        .into_iter()
+        .map(|s| params::Param { role: params::role_before(&task[..s.start]), kind: s.kind, value: s.value })
+        .collect();
     let mut cands = candidates(&trace.context, &parsed);
     let mut order: Vec<usize> = (0..cands.len()).collect();
     order.sort_by(|a, b| cands[*b].value.len().cmp(&cands[*a].value.len()));
     let steps: Vec<Step> =
         trace.steps.iter().map(|s| Step { inputs: generalise(&s.inputs, &mut cands, &order), ..s.clone() }).collect();
     let used: Vec<&Candidate> = cands.iter().filter(|c| c.uses > 0).collect();
-    if used.is_empty() {
-        return Err("nothing generalises: none of the context values or values in the task appear in the steps".into());
-    }
     let task_values: Vec<&Candidate> = cands.iter().filter(|c| c.from_task).collect();
+    // Share of the task's values the plan adapts (1.0 for a task without values).
     let confidence = if task_values.is_empty() {
-        used.len() as f32 / cands.len().max(1) as f32
+        1.0
     } else {
         task_values.iter().filter(|c| c.uses > 0).count() as f32 / task_values.len() as f32
     };
-    if confidence < MIN_CONFIDENCE {
-        let missing: Vec<&str> = task_values.iter().filter(|c| c.uses == 0).map(|c| c.value.as_str()).collect();
-        return Err(format!(
-            "low confidence ({confidence:.2}): the steps do not use {} from the task, so the plan may not fit other values",
-            missing.join(", ")
-        ));
-    }
     let mut slots: Vec<Slot> = Vec::new();
     for c in &used {
         if slots.iter().any(|s| s.name == c.slot) {
             continue;
         }
         let kind = if c.path.is_empty() { c.kind } else { ParamKind::Any };
-        slots.push(Slot { role: c.role, ..Slot::required(c.slot.clone(), kind) });
+        let example = (c.from_task && c.path.is_empty()).then(|| c.value.clone());
+        slots.push(Slot { role: c.role, example, ..Slot::required(c.slot.clone(), kind) });
     }
     let template = PlanTemplate {
         steps,
@@ -116,7 +114,7 @@ fn candidates(context: &Map<String, Value>, parsed: &[params::Param]) -> Vec<Can
             other => scalar(other).map(|s| vec![(String::new(), s)]).unwrap_or_default(),
         };
         for (path, value) in leaves {
-            let kind = parsed.iter().find(|p| p.value == value).map(|p| p.kind).unwrap_or_else(|| shape(&value));
+            let kind = parsed.iter().find(|p| p.value == value).map(|p| p.kind).unwrap_or_else(|| mask::shape(&value));
             out.push(Candidate { slot: name.clone(), path, value, kind, role: None, from_task: false, uses: 0 });
         }
     }
@@ -146,24 +144,6 @@ fn candidates(context: &Map<String, Value>, parsed: &[params::Param]) -> Vec<Can
         c.value.chars().count() >= 2 || (!c.value.is_empty() && c.value.chars().all(|ch| ch.is_ascii_digit()))
     });
     out
-}
-
-/// The most specific type a bare value fits.
-fn shape(v: &str) -> ParamKind {
-    [ParamKind::Url, ParamKind::Flag, ParamKind::Date, ParamKind::Version, ParamKind::Number]
-        .into_iter()
-        .find(|k| k.accepts(v))
-        .unwrap_or_else(|| {
-            if v.contains('/')
-                || params::extract(v).0.first().is_some_and(|p| p.kind == ParamKind::Path && p.value == v)
-            {
-                ParamKind::Path
-            } else if ParamKind::Identifier.accepts(v) {
-                ParamKind::Identifier
-            } else {
-                ParamKind::String
-            }
-        })
 }
 
 fn generalise(v: &Value, cands: &mut [Candidate], order: &[usize]) -> Value {
@@ -277,11 +257,49 @@ mod tests {
     }
 
     #[rstest::rstest]
-    #[case(json!({"steps": [{"tool": "Edit", "inputs": {"path": "src/a.rs"}}]}), "add --x to src/a.rs", "at least 2")]
-    #[case(json!({"steps": [{"tool": "Bash", "inputs": "cargo fmt"}, {"tool": "Bash", "inputs": "cargo test"}]}), "format the code", "nothing generalises")]
-    #[case(json!({"steps": [{"tool": "Edit", "inputs": "edit src/a.rs"}, {"tool": "Bash", "inputs": "cargo test"}]}), "move `foo` and `bar` from src/a.rs to src/b.rs", "low confidence")]
+    #[case(json!({"steps": []}), "add --x to src/a.rs", "at least 1")]
     fn refusals_say_why(#[case] t: Value, #[case] task: &str, #[case] why: &str) {
         let err = extract(task, &trace(t)).unwrap_err();
         assert!(err.contains(why), "{err}");
+    }
+
+    #[test]
+    fn a_single_command_is_a_plan_and_unused_values_stay_fixed() {
+        let t = trace(json!({"steps": [{"tool": "Bash", "inputs": {"command": "find /var/log -mtime +30"}}]}));
+        let e = extract("find files modified more than 30 days ago in /var/log as root", &t).unwrap();
+        assert_eq!(e.template.steps[0].inputs, json!({"command": "find {{params.path}} -mtime +{{params.number}}"}));
+        let examples: Vec<Option<&str>> = e.template.slots.iter().map(|s| s.example.as_deref()).collect();
+        assert_eq!(examples, [Some("30"), Some("/var/log")]);
+        let e =
+            extract("format the code", &trace(json!({"steps": [{"tool": "Bash", "inputs": "cargo fmt"}]}))).unwrap();
+        assert!(e.template.slots.is_empty());
+        // Steps that use none of the task's values: a plan with every value fixed.
+        let t = trace(
+            json!({"steps": [{"tool": "Bash", "inputs": "cargo fmt"}, {"tool": "Bash", "inputs": "cargo test"}]}),
+        );
+        let e = extract("rename `foo` to `bar`", &t).unwrap();
+        assert!(e.template.slots.is_empty());
+        assert_eq!(e.template.steps[1].inputs, json!("cargo test"));
+    }
+
+    #[test]
+    fn names_in_the_task_become_slots_when_the_steps_use_them() {
+        let t = trace(json!({"steps": [
+            {"tool": "Bash", "inputs": {"command": "cargo add regex@1.10"}},
+            {"tool": "Bash", "inputs": {"command": "cargo build"}}
+        ]}));
+        let e = extract("add a dependency on regex version 1.10", &t).unwrap();
+        assert_eq!(
+            e.template.steps[0].inputs,
+            json!({"command": "cargo add {{params.identifier}}@{{params.version}}"})
+        );
+        let t = trace(json!({"steps": [
+            {"tool": "Edit", "inputs": {"file_path": "src/server.rs", "old_string": "fn run_server(", "new_string": "fn serve("}},
+            {"tool": "Bash", "inputs": {"command": "rg -l run_server"}}
+        ]}));
+        let e = extract("rename fn run_server to serve", &t).unwrap();
+        let names: Vec<&str> = e.template.slots.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["identifier", "identifier_2"]);
+        assert_eq!(e.template.steps[0].inputs["new_string"], json!("fn {{params.identifier_2}}("));
     }
 }

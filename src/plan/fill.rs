@@ -1,9 +1,12 @@
-//! Slot filling: context values first, then values parsed from the task (by type, preferring the
-//! slot's role, in order of appearance), then defaults; transforms applied; placeholders hydrated.
+//! Slot filling: from an alignment with the stored task (`fill_aligned`, what lookup serves), or
+//! by type alone (`fill`: context values first, then values parsed from the task by type,
+//! preferring the slot's role, in order of appearance, then defaults); transforms applied;
+//! placeholders hydrated.
 //!
 //! `{{params.x}}` and nested `{{params.a.b}}` are replaced; `{{outputs.y}}` (an earlier step's
 //! output) is left for the agent, which executes the plan.
 
+use super::align::{Alignment, NewTask, Source};
 use super::params::{Param, ParamKind};
 use super::template::{PlanTemplate, Step};
 use rmcp::schemars::{self, JsonSchema};
@@ -94,6 +97,32 @@ pub fn fill(template: &PlanTemplate, context: &Map<String, Value>, params: &[Par
     }
     let steps = template.steps.iter().map(|s| Step { inputs: hydrate(&s.inputs, &values), ..s.clone() }).collect();
     Filled { values, sources, missing, steps }
+}
+
+/// Fills a template from an alignment with a new task: each slot's value comes from the caller's
+/// context, the task's value aligned with it, or its default; transforms applied; steps hydrated.
+pub fn fill_aligned(template: &PlanTemplate, a: &Alignment, new: &NewTask) -> Filled {
+    let mut values = BTreeMap::new();
+    let mut sources = BTreeMap::new();
+    for (slot, src) in template.slots.iter().zip(&a.sources) {
+        let (v, from) = match src {
+            Some(Source::Context(v)) => (v.clone(), SlotSource::Context),
+            Some(Source::Task(t)) => (Value::String(new.value_of(*t)), SlotSource::Task),
+            Some(Source::Default) => match &slot.default {
+                Some(d) => (d.clone(), SlotSource::Default),
+                None => continue,
+            },
+            None => continue,
+        };
+        let v = match (slot.transform, v) {
+            (Some(t), Value::String(s)) => Value::String(t.apply(&s)),
+            (_, v) => v,
+        };
+        values.insert(slot.name.clone(), v);
+        sources.insert(slot.name.clone(), from);
+    }
+    let steps = template.steps.iter().map(|s| Step { inputs: hydrate(&s.inputs, &values), ..s.clone() }).collect();
+    Filled { values, sources, missing: a.missing.clone(), steps }
 }
 
 /// Replaces `{{params...}}` in every string of a JSON value. A string that is exactly one

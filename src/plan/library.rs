@@ -1,14 +1,18 @@
-//! The plan library in the store: plans by id (`PLANS`), bucket membership (`PLAN_BUCKETS`), task
-//! vectors (index scope `plans`), counters, quarantine and eviction.
+//! The plan library in the store: plans by id (`PLANS`), their compact heads (`PLAN_HEADS`),
+//! bucket membership (`PLAN_BUCKETS`), exact-text entries (`PLAN_TEXTS`), task vectors (index
+//! scope `plans`), counters, feedback bias, quarantine and eviction.
 //!
 //! Synchronous store calls only; callers flush before acknowledging a write.
 
 use super::Error;
+use super::head::{HEAD_VERSION, Head};
+use super::mask;
 use super::template::StoredPlan;
 use crate::index::VectorIndex;
 use crate::store::{Key, Store, trees};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 /// The vector index scope holding plan task embeddings.
 pub const SCOPE: &str = "plans";
@@ -50,11 +54,68 @@ pub fn get(store: &Store, id: &str) -> Result<Option<Record>, Error> {
     Ok(store.get(trees::PLANS, id.as_bytes())?)
 }
 
-/// Writes a plan and its bucket entry (buffered).
+/// Writes a plan, its head, its bucket entry and its exact-text entries (buffered).
 pub fn put(store: &Store, rec: &Record) -> Result<(), Error> {
     store.put(trees::PLANS, rec.plan.id.as_bytes(), rec)?;
+    store.put(trees::PLAN_HEADS, rec.plan.id.as_bytes(), &Head::of(&rec.plan, rec.vector))?;
     store.put(trees::PLAN_BUCKETS, &bucket_key(&rec.plan.key.bucket, &rec.plan.id), &())?;
+    for h in text_hashes(&rec.plan.provenance.task) {
+        store.put(trees::PLAN_TEXTS, &bucket_key(&h, &rec.plan.id), &())?;
+    }
     Ok(())
+}
+
+/// The exact-text keys of a task: its text as written and its masked text, each in canonical
+/// form (case, spacing and end punctuation do not matter).
+pub fn text_hashes(task: &str) -> [String; 2] {
+    let hash = |tag: &str, s: &str| {
+        let mut h = Sha256::new();
+        h.update(format!("{tag}\0{s}").as_bytes());
+        hex::encode(&h.finalize()[..16])
+    };
+    [hash("text", &mask::canonical(task)), hash("masked", &mask::canonical(&mask::mask(task).text))]
+}
+
+/// Plans stored for a task with the same text, or the same masked text.
+pub fn same_text(store: &Store, task: &str) -> Result<Vec<String>, Error> {
+    let mut out = Vec::new();
+    for h in text_hashes(task) {
+        let prefix = Key::new().text(&h).into_bytes();
+        for k in store.keys(trees::PLAN_TEXTS, &prefix)? {
+            let id = String::from_utf8_lossy(&k[prefix.len()..k.len().saturating_sub(1)]).into_owned();
+            if !out.contains(&id) {
+                out.push(id);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The ids of a bucket's plans (at most `limit`).
+pub fn bucket_ids(store: &Store, bucket: &str, limit: usize) -> Result<Vec<String>, Error> {
+    let prefix = Key::new().text(bucket).into_bytes();
+    Ok(store
+        .keys(trees::PLAN_BUCKETS, &prefix)?
+        .into_iter()
+        .take(limit)
+        .map(|k| String::from_utf8_lossy(&k[prefix.len()..k.len().saturating_sub(1)]).into_owned())
+        .collect())
+}
+
+/// A plan's head; rebuilt from its record (and written back when there is room) when missing or
+/// built by another version.
+pub fn head(store: &Store, id: &str) -> Result<Option<Head>, Error> {
+    if let Some(h) = store.get::<Head>(trees::PLAN_HEADS, id.as_bytes()).ok().flatten()
+        && h.version == HEAD_VERSION
+    {
+        return Ok(Some(h));
+    }
+    let Some(rec) = get(store, id)? else { return Ok(None) };
+    let h = Head::of(&rec.plan, rec.vector);
+    if store.check_room().is_ok() {
+        store.put(trees::PLAN_HEADS, id.as_bytes(), &h)?;
+    }
+    Ok(Some(h))
 }
 
 /// The plans of a bucket.
@@ -88,7 +149,11 @@ pub fn remove(store: &Store, index: Option<&VectorIndex>, id: &str) -> Result<bo
         return Ok(false);
     };
     store.remove(trees::PLANS, id.as_bytes())?;
+    store.remove(trees::PLAN_HEADS, id.as_bytes())?;
     store.remove(trees::PLAN_BUCKETS, &bucket_key(&rec.plan.key.bucket, id))?;
+    for h in text_hashes(&rec.plan.provenance.task) {
+        store.remove(trees::PLAN_TEXTS, &bucket_key(&h, id))?;
+    }
     if let (Some(index), Some(v)) = (index, rec.vector) {
         index.remove(SCOPE, v)?;
     }
@@ -135,24 +200,41 @@ pub enum Outcome {
     Release,
 }
 
-/// Records an outcome: failures demote, `quarantine_after` failures in a row quarantine.
+/// How feedback moves a plan: the threshold raise per failure, and the failures in a row that
+/// quarantine it.
+#[derive(Debug, Clone, Copy)]
+pub struct FeedbackPolicy {
+    /// Added to the plan's verifier threshold by each failure (halved back by a success).
+    pub failure_bias: f32,
+    /// Failures in a row that quarantine the plan.
+    pub quarantine_after: u32,
+}
+
+/// Highest feedback bias: beyond it no cosine or score could pass anyway.
+pub const MAX_BIAS: f32 = 0.5;
+
+/// Records an outcome: a failure raises the plan's own threshold, `quarantine_after` failures in
+/// a row quarantine it; a success lowers the raise; a release clears both.
 pub fn feedback(
     store: &Store,
     id: &str,
     outcome: Outcome,
     reason: Option<&str>,
-    quarantine_after: u32,
+    policy: FeedbackPolicy,
 ) -> Result<StoredPlan, Error> {
+    let quarantine_after = policy.quarantine_after;
     let rec = update(store, id, |rec| {
         let c = &mut rec.plan.counters;
         match outcome {
             Outcome::Success => {
                 c.successes += 1;
                 c.failure_streak = 0;
+                c.bias = (c.bias / 2.0).max(0.0);
             }
             Outcome::Failure => {
                 c.failures += 1;
                 c.failure_streak += 1;
+                c.bias = (c.bias + policy.failure_bias.max(0.0)).min(MAX_BIAS);
                 if c.failure_streak >= quarantine_after.max(1) {
                     rec.plan.quarantined = Some(format!(
                         "{} failure(s) in a row{}",
@@ -163,11 +245,13 @@ pub fn feedback(
             }
             Outcome::Release => {
                 c.failure_streak = 0;
+                c.bias = 0.0;
                 rec.plan.quarantined = None;
             }
         }
     })?
     .ok_or_else(|| Error::NotFound(id.to_string()))?;
+    store.put(trees::PLAN_HEADS, id.as_bytes(), &Head::of(&rec.plan, rec.vector))?;
     Ok(rec.plan)
 }
 
@@ -180,9 +264,4 @@ pub fn update(store: &Store, id: &str, mut change: impl FnMut(&mut Record)) -> R
             r
         })
     })?)
-}
-
-/// Ranking factor for a plan's recent failures (1.0 for a plan without failures).
-pub fn demotion(plan: &StoredPlan) -> f32 {
-    0.85f32.powi(plan.counters.failure_streak as i32)
 }

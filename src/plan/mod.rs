@@ -1,23 +1,34 @@
 //! The plan cache: reuse a plan for every task of the same kind, and never for a different one.
 //!
-//! `normalise` turns a task into an action, target kinds and typed values; `key` hashes the
-//! structure (never the values) into a bucket; `fill` and `validate` adapt a stored template to a
-//! new task; `extract` generalises an executed trace; `rank` gates and scores candidates;
-//! `library` keeps plans in the store; `service` ties them to an `App`. Plain Rust, no rmcp types.
+//! `mask` finds a task's values (`params` by type, `names` by shape and place, over `words`) and
+//! masks them; `normalise` and `key` file a task in an intent bucket (organisation, never a
+//! gate); `extract` generalises an executed trace; `head` is what lookup reads of a stored plan;
+//! `align` fills its slots from a new task, `coverage` checks every value is accounted for;
+//! `lookup` gathers candidates, gates them, asks the verifier and serves the first that fills and
+//! validates (`fill`, `validate`, `report`); `library` keeps plans in the store; `service` stores
+//! and takes feedback. Plain Rust, no rmcp types.
 
+pub mod align;
 pub mod canon;
+pub mod coverage;
 pub mod extract;
 pub mod fill;
+pub mod head;
 pub mod intake;
 pub mod key;
 pub mod lexicon;
 pub mod library;
+pub mod lookup;
+pub mod mask;
+pub mod names;
 pub mod normalise;
 pub mod params;
-pub mod rank;
+pub mod report;
 pub mod service;
+pub mod spelling;
 pub mod template;
 pub mod validate;
+pub mod words;
 
 #[cfg(test)]
 mod tests;

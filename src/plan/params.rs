@@ -212,8 +212,39 @@ const NOT_PACKAGES: &[&str] = &[
     "workspace",
 ];
 
+/// A typed value and where it sits in the text (byte offsets of the whole match, quotes and
+/// backticks included).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+    /// Its type.
+    pub kind: ParamKind,
+    /// The value as written (without backticks or quotes).
+    pub value: String,
+}
+
 /// The values found in `text`, in order of appearance, and the text with each value masked.
 pub fn extract(text: &str) -> (Vec<Param>, String) {
+    let found = spans(text);
+    let mut params = Vec::with_capacity(found.len());
+    let mut skeleton = String::with_capacity(text.len());
+    let mut at = 0;
+    for Span { start, end, kind, value } in found {
+        skeleton.push_str(&text[at..start]);
+        let role = role_before(&text[..start]);
+        skeleton.push_str(&format!(" <{}> ", kind.name()));
+        params.push(Param { kind, value, role });
+        at = end;
+    }
+    skeleton.push_str(&text[at..]);
+    (params, skeleton)
+}
+
+/// The typed values the tables find in `text`, in order of appearance, never overlapping.
+pub fn spans(text: &str) -> Vec<Span> {
     let mut found: Vec<(usize, usize, ParamKind, String)> = Vec::new();
     let mut masked = vec![false; text.len()];
     let mut take = |found: &mut Vec<_>, start: usize, end: usize, kind: ParamKind, value: &str| {
@@ -269,18 +300,7 @@ pub fn extract(text: &str) -> (Vec<Param>, String) {
     }
     packages(text, &mut found, &mut take);
     found.sort_by_key(|f| f.0);
-    let mut params = Vec::with_capacity(found.len());
-    let mut skeleton = String::with_capacity(text.len());
-    let mut at = 0;
-    for (start, end, kind, value) in found {
-        skeleton.push_str(&text[at..start]);
-        let role = role_before(&text[..start]);
-        skeleton.push_str(&format!(" <{}> ", kind.name()));
-        params.push(Param { kind, value, role });
-        at = end;
-    }
-    skeleton.push_str(&text[at..]);
-    (params, skeleton)
+    found.into_iter().map(|(start, end, kind, value)| Span { start, end, kind, value }).collect()
 }
 
 type Found = Vec<(usize, usize, ParamKind, String)>;
@@ -333,7 +353,7 @@ fn classify_code(s: &str) -> ParamKind {
 }
 
 /// The preposition before a value, looking past articles and kind nouns ("to the struct `x`").
-fn role_before(prefix: &str) -> Option<Role> {
+pub fn role_before(prefix: &str) -> Option<Role> {
     for word in prefix.split_whitespace().rev().take(4) {
         let w = word.to_lowercase();
         let w = w.trim_matches(|c: char| !c.is_alphanumeric());

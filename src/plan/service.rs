@@ -1,34 +1,33 @@
-//! The plan cache's operations over an `App`: store a template or a trace, look up a task, give
-//! feedback, evict. Async because embeddings, the index and flushes are.
+//! The plan cache's operations over an `App`: store a template or a trace, give feedback, evict
+//! (lookup is in `lookup`). Async because embeddings, the index and flushes are.
 //!
-//! Exact bucket paths work without an embedding model; embeddings only add neighbours and a
-//! better meaning score.
+//! Any task can be stored: the normaliser's intent key only files the plan in a bucket. The
+//! embedding indexed is the masked task's, so neighbours are tasks of the same shape.
 
 use super::extract::extract;
-use super::fill::SlotSource;
 pub use super::intake::StoreRequest;
-use super::intake::{check_sizes, check_task, redact_template};
+use super::intake::{check_sizes, redact_template};
 use super::key::IntentKey;
 use super::library::{self, Record, SCOPE};
+use super::mask;
 use super::normalise::Normalised;
-use super::rank::{Judged, judge};
-use super::template::{Counters, Provenance, Step, StoredPlan, Versions, now, plan_id};
-use super::validate::{RuntimeCaps, StageResult, check_template};
+use super::template::{Counters, PlanTemplate, Provenance, StoredPlan, Versions, now, plan_id};
+use super::validate::check_template;
 use super::{Error, NORMALISER_VERSION, canon};
 use crate::app::App;
 use crate::stats;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
-use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashSet};
 
 /// The result of a store.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Stored {
     /// The plan id (derived from content: storing the same plan again returns the same id).
     pub plan_id: String,
-    /// The intent key.
+    /// The intent key (the bucket the plan is filed in).
     pub key: IntentKey,
+    /// The task with its values masked, as lookups compare it.
+    pub masked: String,
     /// False when the plan already existed.
     pub created: bool,
     /// True when storing it again released it from quarantine.
@@ -43,72 +42,6 @@ pub struct Stored {
     pub redactions: u32,
 }
 
-/// The result of a lookup.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Lookup {
-    /// The served plan, on a hit.
-    pub hit: Option<Hit>,
-    /// What the task normalised to.
-    pub task: Normalised,
-    /// Its intent key.
-    pub key: IntentKey,
-    /// Why nothing was served, on a miss.
-    pub reason: Option<String>,
-    /// The nearest candidates with their scores and the stage they failed (best first).
-    pub candidates: Vec<CandidateReport>,
-    /// `embeddings` or why only exact buckets were used.
-    pub meaning: String,
-}
-
-/// A served plan.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Hit {
-    /// Plan id (report outcomes with plan_feedback).
-    pub plan_id: String,
-    /// Composite score.
-    pub score: f32,
-    /// The steps with slots filled.
-    pub steps: Vec<Step>,
-    /// Slot values.
-    pub values: BTreeMap<String, Value>,
-    /// Where each value came from.
-    pub sources: BTreeMap<String, SlotSource>,
-    /// Every validation stage.
-    pub stages: Vec<StageResult>,
-    /// Outputs the plan produces.
-    pub outputs: Vec<String>,
-    /// Versions.
-    pub versions: Versions,
-    /// Provenance.
-    pub provenance: Provenance,
-    /// Counters before this hit.
-    pub counters: Counters,
-}
-
-/// A candidate that was considered.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct CandidateReport {
-    /// Plan id.
-    pub plan_id: String,
-    /// The task it was stored for.
-    pub task: String,
-    /// Its action and kind.
-    pub action: String,
-    /// Its primary target kind.
-    pub kind: String,
-    /// Composite score.
-    pub score: f32,
-    /// Meaning part.
-    pub meaning: f32,
-    /// Structure part.
-    pub structure: f32,
-    /// The gate or stage it failed (`action`, `target_kind`, `quarantined`, a validation stage,
-    /// `threshold`); absent for the served plan.
-    pub failed: Option<String>,
-    /// Why.
-    pub detail: Option<String>,
-}
-
 /// Normalises a task, refined by the LLM canonicaliser when configured.
 pub async fn understand(app: &App, task: &str) -> Normalised {
     canon::refine(app, task, super::normalise::normalise(task)).await
@@ -119,13 +52,10 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
     check_sizes(app, &req)?;
     let (task, mut redactions) = crate::results::redactor().redact_str(&req.task);
     req.task = task;
-    let n = understand(app, &req.task).await;
-    if n.action == "none" {
-        return Err(Error::Invalid(format!(
-            "refrain cannot tell what the task {:?} asks to do; phrase it with a verb (fix, add, remove, rename, update...)",
-            req.task
-        )));
+    if req.task.trim().is_empty() {
+        return Err(Error::Invalid("`task` is empty: pass the task the plan is for".into()));
     }
+    let n = understand(app, &req.task).await;
     let key = IntentKey::of(&n);
     if let Some(given) = &req.key
         && *given != key.bucket
@@ -145,7 +75,10 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
     let (template, n_template) = redact_template(template)?;
     redactions += n_template;
     check_template(&template).map_err(Error::Invalid)?;
-    let id = plan_id(&key.bucket, &template);
+    // The same steps stored for differently worded tasks are different plans (each is found by
+    // its own wording); the same task with other values is the same plan.
+    let masked = mask::mask_known(&req.task, &examples(&template)).text;
+    let id = plan_id(&format!("{}\0{}", key.bucket, mask::canonical(&masked)), &template);
     let slots = template.slots.iter().map(|s| s.name.clone()).collect();
     if redactions > 0 {
         stats::bump(&app.store, "plans", "redactions", None, u64::from(redactions))?;
@@ -154,15 +87,26 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
         let released = rec.plan.quarantined.take().is_some();
         if released {
             rec.plan.counters.failure_streak = 0;
+            rec.plan.counters.bias = 0.0;
             library::put(&app.store, &rec)?;
         }
         if released || redactions > 0 {
             app.store.flush_async().await?;
         }
         let embedded = rec.vector.is_some();
-        return Ok(Stored { plan_id: id, key, created: false, released, slots, confidence, embedded, redactions });
+        return Ok(Stored {
+            plan_id: id,
+            key,
+            masked,
+            created: false,
+            released,
+            slots,
+            confidence,
+            embedded,
+            redactions,
+        });
     }
-    let vector = match app.embed.embed_one(&req.task).await {
+    let vector = match app.embed.embed_one(&masked).await {
         Ok(v) => Some(app.index().await?.insert(SCOPE, id.as_bytes(), v)?),
         Err(e) => {
             tracing::debug!(error = %e, "plan stored without a task embedding");
@@ -187,6 +131,7 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
     Ok(Stored {
         plan_id: id,
         key,
+        masked,
         created: true,
         released: false,
         slots,
@@ -196,172 +141,8 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
     })
 }
 
-/// Looks up a plan for a task.
-pub async fn lookup(app: &App, task: &str, context: &Map<String, Value>, caps: &RuntimeCaps) -> Result<Lookup, Error> {
-    lookup_with(app, task, context, caps, false).await
-}
-
-/// Looks up like `lookup` but writes nothing: no hit/miss counters, no hit recorded on the plan,
-/// and the local normaliser only (no canonicaliser call, whose answers are cached). For reports
-/// that ask what past prompts would have hit.
-pub async fn lookup_dry(
-    app: &App,
-    task: &str,
-    context: &Map<String, Value>,
-    caps: &RuntimeCaps,
-) -> Result<Lookup, Error> {
-    lookup_with(app, task, context, caps, true).await
-}
-
-async fn lookup_with(
-    app: &App,
-    task: &str,
-    context: &Map<String, Value>,
-    caps: &RuntimeCaps,
-    dry: bool,
-) -> Result<Lookup, Error> {
-    check_task(app, task)?;
-    let cfg = &app.config.plans;
-    // Redacted as `store` does, so both see the same text (and no secret reaches a canonicaliser).
-    let (clean, _) = crate::results::redactor().redact_str(task);
-    let task = clean.as_str();
-    let n = if dry { super::normalise::normalise(task) } else { understand(app, task).await };
-    let key = IntentKey::of(&n);
-    let mut records: Vec<Record> = Vec::new();
-    let mut seen = HashSet::new();
-    for b in key.lookup_buckets() {
-        for rec in library::bucket(&app.store, &b)? {
-            if seen.insert(rec.plan.id.clone()) {
-                records.push(rec);
-            }
-        }
-    }
-    let mut cosines: BTreeMap<String, f32> = BTreeMap::new();
-    // Exactly one plan of the bucket passes every gate: it is the hit whatever the embeddings
-    // say, so skip the embedding (the fast path). Otherwise rank with meaning and neighbours.
-    let single = records.len() == 1
-        && records
-            .iter()
-            .all(|r| judge(r.plan.clone(), &n, &key, context, caps, None, cfg.hit_threshold).failed.is_none());
-    let meaning = match if single {
-        Err("one plan of the bucket passes, no ranking needed".to_string())
-    } else {
-        neighbours(app, task, cfg.neighbours + records.len()).await
-    } {
-        Ok(hits) => {
-            let mut extra = 0;
-            for (id, score) in hits {
-                if !seen.contains(&id)
-                    && extra < cfg.neighbours
-                    && let Some(rec) = library::get(&app.store, &id)?
-                {
-                    seen.insert(id.clone());
-                    records.push(rec);
-                    extra += 1;
-                }
-                cosines.entry(id).or_insert(score);
-            }
-            "embeddings".to_string()
-        }
-        Err(why) => format!("wording only ({why})"),
-    };
-    let mut judged: Vec<Judged> = records
-        .into_iter()
-        .map(|r| {
-            let cos = cosines.get(&r.plan.id).copied();
-            judge(r.plan, &n, &key, context, caps, cos, cfg.hit_threshold)
-        })
-        .collect();
-    judged.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.plan.id.cmp(&b.plan.id)));
-    let winner = judged.iter().position(|j| j.failed.is_none());
-    let candidates: Vec<CandidateReport> = judged.iter().take(cfg.report_candidates.max(1)).map(report).collect();
-    let Some(i) = winner.filter(|_| n.action != "none") else {
-        if !dry {
-            stats::bump(&app.store, "plans", "misses", None, 1)?;
-        }
-        let reason = miss_reason(&n, &key, &judged);
-        return Ok(Lookup { hit: None, task: n, key, reason: Some(reason), candidates, meaning });
-    };
-    let j = judged.swap_remove(i);
-    let hit = served(app, j, dry)?;
-    if !dry {
-        stats::bump(&app.store, "plans", "hits", None, 1)?;
-    }
-    Ok(Lookup { hit: Some(hit), task: n, key, reason: None, candidates, meaning })
-}
-
-async fn neighbours(app: &App, task: &str, k: usize) -> Result<Vec<(String, f32)>, String> {
-    if !matches!(app.embed.state(), crate::embed::ModelState::Ready(_)) {
-        // Do not hold a lookup hostage to a model still loading: exact buckets answer now.
-        return Err(match app.embed.state() {
-            crate::embed::ModelState::Unavailable(r) => format!("no embedding model: {r}"),
-            _ => "the embedding model is still loading".to_string(),
-        });
-    }
-    let v = app.embed.embed_one(task).await.map_err(|e| e.to_string())?;
-    let index = app.index().await.map_err(|e| e.to_string())?;
-    let hits = crate::budget::spawn_blocking(move || index.search(SCOPE, &v, k, 0.0))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
-    Ok(hits.into_iter().map(|h| (String::from_utf8_lossy(&h.target).into_owned(), h.score)).collect())
-}
-
-fn served(app: &App, j: Judged, dry: bool) -> Result<Hit, Error> {
-    let filled = j.filled.ok_or_else(|| Error::Invalid("served plan was not filled".into()))?;
-    let counters = j.plan.counters.clone();
-    // A full store still serves plans; their hit counters wait until there is room again.
-    if !dry && app.store.check_room().is_ok() {
-        let at = now();
-        library::update(&app.store, &j.plan.id, |rec| {
-            rec.plan.counters.hits += 1;
-            rec.plan.last_hit_at = Some(at);
-        })?;
-    }
-    Ok(Hit {
-        plan_id: j.plan.id,
-        score: j.score,
-        steps: filled.steps,
-        values: filled.values,
-        sources: filled.sources,
-        stages: j.stages,
-        outputs: j.plan.template.outputs.iter().map(|o| o.name.clone()).collect(),
-        versions: j.plan.versions,
-        provenance: j.plan.provenance,
-        counters,
-    })
-}
-
-fn report(j: &Judged) -> CandidateReport {
-    CandidateReport {
-        plan_id: j.plan.id.clone(),
-        task: j.plan.provenance.task.clone(),
-        action: j.plan.key.action.clone(),
-        kind: j.plan.key.kind.clone(),
-        score: j.score,
-        meaning: j.meaning,
-        structure: j.structure,
-        failed: j.failed.as_ref().map(|f| f.0.clone()),
-        detail: j.failed.as_ref().map(|f| f.1.clone()),
-    }
-}
-
-fn miss_reason(n: &Normalised, key: &IntentKey, judged: &[Judged]) -> String {
-    if n.action == "none" {
-        return "refrain cannot tell what this task asks to do (no known action verb), so no plan is served".into();
-    }
-    match judged.first() {
-        None => format!("no plan is stored for tasks that {} a {}", key.action, key.kind),
-        Some(best) => {
-            let (stage, detail) = best.failed.clone().unwrap_or_default();
-            format!(
-                "{} candidate(s), none passed; the best ({}) failed `{stage}`: {detail}",
-                judged.len(),
-                best.plan.id
-            )
-        }
-    }
-}
+pub use super::lookup::{lookup, lookup_dry, lookup_explained};
+pub use super::report::{CandidateReport, Hit, Lookup, Suggestion, VerifierReport};
 
 /// Records feedback and flushes.
 pub async fn feedback(
@@ -370,7 +151,9 @@ pub async fn feedback(
     outcome: library::Outcome,
     reason: Option<&str>,
 ) -> Result<StoredPlan, Error> {
-    let plan = library::feedback(&app.store, id, outcome, reason, app.config.plans.quarantine_after)?;
+    let cfg = &app.config.plans;
+    let policy = library::FeedbackPolicy { failure_bias: cfg.failure_bias, quarantine_after: cfg.quarantine_after };
+    let plan = library::feedback(&app.store, id, outcome, reason, policy)?;
     let counter = match outcome {
         library::Outcome::Success => "successes",
         library::Outcome::Failure => "failures",
@@ -382,6 +165,11 @@ pub async fn feedback(
     }
     app.store.flush_async().await?;
     Ok(plan)
+}
+
+/// The slot values the stored task said (they are masked in it as values).
+fn examples(t: &PlanTemplate) -> Vec<String> {
+    t.slots.iter().filter_map(|s| s.example.clone()).collect()
 }
 
 /// Evicts plans and flushes; returns the ids removed.

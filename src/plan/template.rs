@@ -80,12 +80,17 @@ pub struct Slot {
     /// Prefer a parsed value in this role (`to`: after "to"/"as", `from`, `in`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<super::params::Role>,
+    /// The value the slot had in the task the plan was stored for; lookup finds the slot's value
+    /// in a new task where this one stood ("add a dependency on `regex`" -> the crate). Set by
+    /// refrain for traces; optional in templates (values of the slot's type fill it in order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
 }
 
 impl Slot {
     /// A required slot with no default, transform or role.
     pub fn required(name: impl Into<String>, kind: ParamKind) -> Slot {
-        Slot { name: name.into(), kind, required: true, default: None, transform: None, role: None }
+        Slot { name: name.into(), kind, required: true, default: None, transform: None, role: None, example: None }
     }
 }
 
@@ -168,6 +173,10 @@ pub struct Counters {
     pub failures: u64,
     /// Failures since the last success (drives demotion and quarantine).
     pub failure_streak: u32,
+    /// How much higher than the calibrated threshold this plan's verifier score must be, raised
+    /// by each reported failure and reset on release.
+    #[serde(default)]
+    pub bias: f32,
 }
 
 /// A plan as refrain stores it.

@@ -42,25 +42,56 @@ async fn lookup(app: &App, task: &str) -> service::Lookup {
 }
 
 #[tokio::test]
-async fn exact_bucket_serves_other_values_without_a_model() {
+async fn without_a_model_the_same_wording_with_other_values_is_served_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path(), no_model());
     let stored = service::store(&app, req("add a `--verbose` flag to src/main.rs")).await.unwrap();
     assert!(stored.created && !stored.embedded);
-    let l = lookup(&app, "please add the --quiet option in src/cli.rs").await;
+    assert_eq!(stored.masked, "add a <flag> flag to <path>");
+    let l = lookup(&app, "Add a --quiet flag to src/cli.rs.").await;
     let hit = l.hit.expect("hit");
-    assert_eq!(hit.values["flag"], json!("--quiet"));
+    assert_eq!((hit.values["flag"].clone(), hit.method.as_str()), (json!("--quiet"), "exact"));
     assert_eq!(hit.steps[1].inputs, json!({"path": "src/cli.rs", "add": "flag --quiet"}));
-    assert!(l.meaning.starts_with("wording only"));
-    for negative in [
-        "remove the `--quiet` flag from src/cli.rs",
-        "add a flag to src/cli.rs",
-        "add a test for `--quiet` in src/cli.rs",
+    assert!(l.meaning.starts_with("exact wording only"));
+    // Without embeddings the candidates are the same text and the same intent bucket.
+    for (negative, stage) in [
+        ("remove the `--quiet` flag from src/cli.rs", None),
+        ("add a flag to src/cli.rs", Some("required_slots")),
+        ("add a `--quiet` flag to src/cli.rs and src/lib.rs", Some("coverage")),
+        ("please add the --quiet option in src/cli.rs", Some("verifier")),
     ] {
         let l = lookup(&app, negative).await;
         assert!(l.hit.is_none(), "{negative}");
+        assert_eq!(l.candidates.first().and_then(|c| c.failed.as_deref()), stage, "{negative}: {:?}", l.candidates);
         assert!(l.reason.is_some());
     }
+}
+
+#[tokio::test]
+async fn any_phrasing_is_stored_and_its_own_text_always_hits() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path(), no_model());
+    for task in ["Print the number of lines in notes.txt", "Getting the disk usage of /var/log", "the weather is nice"]
+    {
+        let t = serde_json::from_value(json!({"steps": [{"tool": "Bash", "inputs": {"command": "true"}}]})).unwrap();
+        let r = StoreRequest { task: task.into(), template: Some(t), trace: None, key: None, source: None };
+        let stored = service::store(&app, r).await.unwrap_or_else(|e| panic!("{task}: {e}"));
+        let l = lookup(&app, task).await;
+        assert_eq!(l.hit.map(|h| h.plan_id), Some(stored.plan_id), "{task}");
+    }
+}
+
+#[tokio::test]
+async fn failures_raise_the_plans_own_bar_then_quarantine_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path(), no_model());
+    let id = service::store(&app, req("add a `--verbose` flag to src/main.rs")).await.unwrap().plan_id;
+    let p = service::feedback(&app, &id, Outcome::Failure, Some("wrong file")).await.unwrap();
+    assert!((p.counters.bias - 0.05).abs() < 1e-6 && p.quarantined.is_none(), "{:?}", p.counters);
+    let head = super::library::head(&app.store, &id).unwrap().unwrap();
+    assert!((head.bias - 0.05).abs() < 1e-6, "the head carries the bias to the verifier");
+    let p = service::feedback(&app, &id, Outcome::Success, None).await.unwrap();
+    assert!(p.counters.bias < 0.05 && p.counters.bias > 0.0);
 }
 
 #[tokio::test]
@@ -116,7 +147,7 @@ async fn traces_become_plans_that_serve_new_values() {
         source: None,
     };
     service::store(&app, r).await.unwrap();
-    let hit = lookup(&app, "upgrade the tokio crate to 1.41 in crates/x/Cargo.toml").await.hit.expect("hit");
+    let hit = lookup(&app, "bump tokio to 1.41 in crates/x/Cargo.toml").await.hit.expect("hit");
     assert_eq!(hit.steps[1].inputs, json!({"cmd": "cargo update -p tokio && cargo test"}));
     assert_eq!(hit.steps[0].inputs, json!({"file": "crates/x/Cargo.toml", "set": "tokio = \"1.41\""}));
 }

@@ -1,8 +1,9 @@
 //! Stored entries and the bookkeeping rows around them.
 //!
 //! Trees: `responses` (key -> `Entry`), `response_use` (key -> `Use`: LRU ticket, last use, hits;
-//! plus the byte counters), `response_lru` (ticket + key -> nothing, oldest first) and
-//! `response_deps` (path + kind + key -> nothing). Only this file writes those rows, so they stay
+//! plus the byte counters), `response_lru` (ticket + key -> nothing, oldest first),
+//! `response_deps` (path + kind + key -> nothing), `response_texts` (see `texts`) and
+//! `response_feedback` (see `feedback`). Only this file writes those rows, so they stay
 //! consistent: an entry is removed with all its rows, and its bytes are subtracted only by the
 //! caller that actually removed it.
 
@@ -100,6 +101,9 @@ pub fn write(store: &Store, e: &Entry) -> store::Result<()> {
     for d in &e.deps {
         store.put(trees::RESPONSE_DEPS, &dep_row(d, &e.key), &())?;
     }
+    if let Some(q) = &e.query {
+        super::texts::put(store, &e.namespace, &e.tool, q, &e.key)?;
+    }
     store.incr(trees::RESPONSE_USE, BYTES_IN, e.bytes)?;
     touch(store, &e.key, false)
 }
@@ -144,6 +148,10 @@ pub fn remove(store: &Store, key: &str) -> store::Result<Option<Entry>> {
         store.remove(trees::RESPONSE_DEPS, &dep_row(d, key))?;
     }
     forget_use(store, key)?;
+    if let Some(q) = &e.query {
+        super::texts::remove(store, &e.namespace, &e.tool, q, key)?;
+    }
+    store.remove(trees::RESPONSE_FEEDBACK, key.as_bytes())?;
     store.incr(trees::RESPONSE_USE, BYTES_OUT, e.bytes)?;
     Ok(Some(e))
 }

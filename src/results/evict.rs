@@ -77,7 +77,13 @@ pub async fn evict(app: &App, what: &EvictWhat) -> Result<usize> {
                 true
             })?;
             n = store.clear(trees::RESPONSES)?;
-            for t in [trees::RESPONSE_LRU, trees::RESPONSE_DEPS, trees::RESPONSE_USE] {
+            for t in [
+                trees::RESPONSE_LRU,
+                trees::RESPONSE_DEPS,
+                trees::RESPONSE_USE,
+                trees::RESPONSE_TEXTS,
+                trees::RESPONSE_FEEDBACK,
+            ] {
                 store.clear(t)?;
             }
             if !vectors.is_empty() {

@@ -1,10 +1,11 @@
-//! Looking a result up: exact key first, then (for a natural-language query) the nearest stored
-//! queries of the same tool and namespace, verified; expiry and freshness are checked before
-//! anything is returned, and a stale entry is evicted and reported as the miss reason.
+//! Looking a result up: exact key first, then (for a natural-language query) the same query text,
+//! then the nearest stored queries of the same tool and namespace, verified (see `semantic`);
+//! expiry and freshness are checked before anything is returned, and a stale entry is evicted and
+//! reported as the miss reason. Suggestions are never hits and never counted as hits.
 
 use super::entry::{self, Entry, now_ms};
 use super::fresh::{self, Checked};
-use super::semantic::{self, Candidate, Verifier};
+use super::semantic::{self, Scored, Semantic, Suggestion};
 use super::{AREA, Result, estimate_tokens, key};
 use crate::app::App;
 use crate::stats;
@@ -21,6 +22,8 @@ pub struct GetRequest {
     pub args: Option<Value>,
     /// A natural-language query (semantic lookup within the same tool and namespace).
     pub query: Option<String>,
+    /// Score and report every candidate considered (for evaluations).
+    pub explain: bool,
 }
 
 /// How a hit matched.
@@ -28,12 +31,14 @@ pub struct GetRequest {
 pub enum MatchKind {
     /// Same namespace, tool and canonical arguments.
     Exact,
-    /// A stored query close in meaning that passed the verifier.
+    /// The same query text, or a stored query close in meaning that passed verification.
     Semantic {
-        /// Cosine similarity.
+        /// The verification score (1 for the same text).
         score: f32,
         /// The stored query that matched.
         matched_query: String,
+        /// How it was verified.
+        method: crate::verify::Method,
     },
 }
 
@@ -52,6 +57,8 @@ pub struct Hit {
     pub checked: Checked,
     /// Hits this entry has served, this one included.
     pub hits: u64,
+    /// Candidates considered by meaning (with `explain`).
+    pub considered: Vec<Scored>,
 }
 
 /// What a lookup found.
@@ -67,6 +74,10 @@ pub enum GetOutcome {
         stale: bool,
         /// The exact key looked up, when arguments were given.
         key: Option<String>,
+        /// A near match that failed verification, for the caller to judge (never a hit).
+        suggestion: Option<Suggestion>,
+        /// Candidates considered by meaning (with `explain`).
+        considered: Vec<Scored>,
     },
 }
 
@@ -83,6 +94,7 @@ pub async fn get(app: &App, mut req: GetRequest) -> Result<GetOutcome> {
     let exact_key = req.args.as_ref().map(|a| key::exact_key(&req.namespace, &req.tool, a));
     let mut reasons = Vec::new();
     let mut stale = false;
+    let (mut suggestion, mut considered) = (None, Vec::new());
     if let Some(k) = &exact_key {
         match entry::load(&app.store, k)? {
             Some(e) => match check(app, e, MatchKind::Exact).await? {
@@ -96,13 +108,26 @@ pub async fn get(app: &App, mut req: GetRequest) -> Result<GetOutcome> {
         }
     }
     if let Some(q) = req.query.as_deref().filter(|q| !q.trim().is_empty()) {
-        match semantic_lookup(app, &req.namespace, &req.tool, q).await? {
-            Ok(Found::Fresh(hit)) => return served(app, hit),
-            Ok(Found::Stale(r)) => {
-                stale = true;
-                reasons.push(r);
+        match semantic::lookup(app, &req.namespace, &req.tool, q, req.explain).await? {
+            Semantic::Found { entry, score, method, considered: seen } => {
+                let matched_query = entry.query.clone().unwrap_or_default();
+                match check(app, *entry, MatchKind::Semantic { score, matched_query, method }).await? {
+                    Found::Fresh(mut hit) => {
+                        hit.considered = seen;
+                        return served(app, hit);
+                    }
+                    Found::Stale(r) => {
+                        stale = true;
+                        reasons.push(r);
+                        considered = seen;
+                    }
+                }
             }
-            Err(r) => reasons.push(r),
+            Semantic::NotFound { reason, suggestion: s, considered: seen } => {
+                reasons.push(reason);
+                suggestion = s;
+                considered = seen;
+            }
         }
     }
     if reasons.is_empty() {
@@ -112,7 +137,10 @@ pub async fn get(app: &App, mut req: GetRequest) -> Result<GetOutcome> {
     if stale {
         stats::bump(&app.store, AREA, "misses_stale", Some(&req.tool), 1)?;
     }
-    Ok(GetOutcome::Miss { reason: reasons.join("; "), stale, key: exact_key })
+    if suggestion.is_some() {
+        stats::bump(&app.store, AREA, "suggestions", Some(&req.tool), 1)?;
+    }
+    Ok(GetOutcome::Miss { reason: reasons.join("; "), stale, key: exact_key, suggestion, considered })
 }
 
 /// Checks expiry and freshness; a stale entry is evicted.
@@ -128,7 +156,15 @@ async fn check(app: &App, e: Entry, matched: MatchKind) -> Result<Found> {
         Ok(()) => {
             let age_secs = now.saturating_sub(e.created_ms) / 1000;
             let expires_in_secs = e.expires_ms.saturating_sub(now) / 1000;
-            Ok(Found::Fresh(Box::new(Hit { entry: e, matched, age_secs, expires_in_secs, checked, hits: 0 })))
+            Ok(Found::Fresh(Box::new(Hit {
+                entry: e,
+                matched,
+                age_secs,
+                expires_in_secs,
+                checked,
+                hits: 0,
+                considered: Vec::new(),
+            })))
         }
         Err(reason) => {
             if let Some(old) = entry::remove(&app.store, &e.key)? {
@@ -150,50 +186,4 @@ fn served(app: &App, mut hit: Box<Hit>) -> Result<GetOutcome> {
     stats::bump(store, AREA, kind, Some(&tool), 1)?;
     stats::bump(store, AREA, "tokens_saved", Some(&tool), estimate_tokens(hit.entry.bytes))?;
     Ok(GetOutcome::Hit(hit))
-}
-
-/// The verified nearest stored query; `Err` says why there is none.
-async fn semantic_lookup(
-    app: &App,
-    namespace: &str,
-    tool: &str,
-    query: &str,
-) -> Result<std::result::Result<Found, String>> {
-    let vector = match app.embed.embed_one(query).await {
-        Ok(v) => v,
-        Err(e) => return Ok(Err(format!("no lookup by meaning: {e}"))),
-    };
-    let cfg = &app.config.results;
-    let verifier = if cfg.semantic_verify {
-        Verifier::new(cfg.semantic_threshold)
-    } else {
-        Verifier::plain(cfg.semantic_threshold)
-    };
-    let index = app.index().await?;
-    let hits = index.search(&entry::scope(namespace, tool), &vector, semantic::CANDIDATES, verifier.floor())?;
-    let mut entries = Vec::new();
-    for h in &hits {
-        let k = String::from_utf8_lossy(&h.target).into_owned();
-        if let Some(e) = entry::load(&app.store, &k)?
-            && e.namespace == namespace
-            && e.tool == tool
-        {
-            entries.push((e, h.score));
-        }
-    }
-    let cands: Vec<Candidate<'_>> =
-        entries.iter().map(|(e, s)| Candidate { text: e.query.as_deref().unwrap_or(""), score: *s }).collect();
-    let best = entries.first().map(|(_, s)| *s);
-    let Some(i) = verifier.choose(query, &cands) else {
-        return Ok(Err(match best {
-            Some(s) if s >= cfg.semantic_threshold => {
-                format!("the nearest stored {tool} query (similarity {s:.2}) asks something different")
-            }
-            Some(s) => format!("no stored {tool} query is close enough in meaning (best similarity {s:.2})"),
-            None => format!("no stored {tool} query is close enough in meaning"),
-        }));
-    };
-    let (e, score) = entries.swap_remove(i);
-    let matched_query = e.query.clone().unwrap_or_default();
-    Ok(Ok(check(app, e, MatchKind::Semantic { score, matched_query }).await?))
 }

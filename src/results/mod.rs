@@ -4,11 +4,14 @@
 //! Plain Rust over the store, the embedder and the vector index (no rmcp types): `put` stores a
 //! result after the policy, error and size checks, with secrets redacted and its dependencies
 //! captured; `get` finds it by exact key or, for natural-language queries, by meaning, and
-//! re-checks freshness first; `invalidate_paths` drops what depends on written paths; `evict`
-//! removes by key, tool, staleness or everything.
+//! re-checks freshness first (`semantic` decides lookups by meaning through the verification
+//! stage, `texts` finds the same query text exactly, `feedback` raises a wrongly served entry's
+//! threshold); `invalidate_paths` drops what depends on written paths; `evict` removes by key,
+//! tool, staleness or everything.
 
 pub mod entry;
 pub mod evict;
+pub mod feedback;
 pub mod fresh;
 pub mod get;
 pub mod key;
@@ -17,6 +20,7 @@ pub mod put;
 pub mod secret_keys;
 pub mod secrets;
 pub mod semantic;
+pub mod texts;
 
 pub use evict::{EvictWhat, evict, invalidate_paths};
 pub use get::{GetOutcome, GetRequest, Hit, MatchKind, get};

@@ -1,223 +1,169 @@
-//! The semantic tier's decision: which stored query, if any, answers a new query.
+//! Lookups by meaning: which stored query, if any, answers a new query of the same tool and
+//! namespace.
 //!
-//! Plain cosine similarity cannot reach a high hit rate without serving wrong answers (measured
-//! on GPTCache's paraphrase pairs: no threshold gives >= 90% hits with <= 1% wrong). After the
-//! cosine threshold, a verifier re-scores the nearest candidates with what the texts actually
-//! say: shared content words, shared names (backticked or quoted strings, identifiers), numbers
-//! that must agree, and negations; the best candidate must also stand clear of the runner-up,
-//! because two near-identical stored queries make any choice between them a guess.
+//! The same (normalised) text is found through its hash and always reaches its own entry. Anything
+//! else goes through the nearest stored queries from the vector index, minus quarantined entries,
+//! and the verification stage decides them in one batch; the best accepted candidate is served.
+//! A near candidate that fails verification may come back as a suggestion (its stored text and
+//! score), which is never a hit.
 
-use std::collections::BTreeSet;
+use super::entry::{self, Entry};
+use super::{Result, feedback, texts};
+use crate::app::App;
+use crate::verify::{self, Assessed, Candidate, Kind, Method, text};
 
-/// Nearest stored queries fetched from the index per lookup.
-pub const CANDIDATES: usize = 5;
-/// Candidates this far below the threshold still count as runners-up for the margin.
-const FLOOR_BELOW: f32 = 0.10;
-/// Weight of the content-word Jaccard overlap in the re-score.
-const W_WORDS: f32 = 0.4;
-/// Weight of the name overlap (backticks, quotes, identifiers).
-const W_NAMES: f32 = 0.2;
-/// Penalty when one text is negated and the other is not.
-const NEGATION_PENALTY: f32 = 0.05;
-/// The best re-scored candidate must beat the runner-up by this much.
-const MARGIN: f32 = 0.05;
+/// A rejected candidate scoring at least this share of its threshold comes back as a suggestion.
+const SUGGEST_SHARE: f32 = 0.5;
+/// Most candidates scored per lookup, whatever the configuration says.
+const MAX_CANDIDATES: usize = 64;
 
-/// A stored query near the new one.
-#[derive(Debug, Clone, Copy)]
-pub struct Candidate<'a> {
-    /// The stored natural-language query.
-    pub text: &'a str,
-    /// Cosine similarity to the new query.
-    pub score: f32,
-}
-
-/// The semantic decision rule.
+/// One candidate as the verifier saw it (reported with `explain`).
 #[derive(Debug, Clone)]
-pub struct Verifier {
-    /// Lowest cosine similarity for a hit.
+pub struct Scored {
+    /// The entry's exact key.
+    pub key: String,
+    /// The stored query.
+    pub query: String,
+    /// Cosine similarity to the new query.
+    pub cosine: f32,
+    /// The verdict, gate and model score.
+    pub assessed: Assessed,
+}
+
+/// A near match that failed verification: for the agent to judge, never served.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suggestion {
+    /// The stored query's own text.
+    pub query: String,
+    /// Its score and the threshold it missed.
+    pub score: f32,
+    /// The threshold it had to reach.
     pub threshold: f32,
-    /// Whether the verifier runs (false = plain cosine, for comparison).
-    pub verify: bool,
 }
 
-/// What the verifier reads from a text.
-struct Features {
-    words: BTreeSet<String>,
-    names: BTreeSet<String>,
-    numbers: BTreeSet<String>,
-    negated: bool,
+/// What a lookup by meaning found.
+#[derive(Debug, Clone)]
+pub enum Semantic {
+    /// An entry to serve (still to be checked for freshness).
+    Found {
+        /// The entry.
+        entry: Box<Entry>,
+        /// Its score.
+        score: f32,
+        /// How it was accepted.
+        method: Method,
+        /// Every candidate considered (with `explain`).
+        considered: Vec<Scored>,
+    },
+    /// Nothing to serve.
+    NotFound {
+        /// Why, in words.
+        reason: String,
+        /// The nearest candidate that failed verification, when it came close.
+        suggestion: Option<Suggestion>,
+        /// Every candidate considered (with `explain`).
+        considered: Vec<Scored>,
+    },
 }
 
-impl Verifier {
-    /// The verified rule at a threshold.
-    pub fn new(threshold: f32) -> Verifier {
-        Verifier { threshold, verify: true }
+/// Looks a query up by meaning within one tool and namespace. `explain` scores and reports every
+/// candidate (for evaluations); the decision is the same either way.
+pub async fn lookup(app: &App, namespace: &str, tool: &str, query: &str, explain: bool) -> Result<Semantic> {
+    let store = &app.store;
+    if let Some(key) = texts::find(store, namespace, tool, query)?
+        && let Some(e) = entry::load(store, &key)?
+        && e.query.as_deref().is_some_and(|q| text::same(q, query))
+    {
+        return Ok(Semantic::Found { entry: Box::new(e), score: 1.0, method: Method::Exact, considered: Vec::new() });
     }
-
-    /// Plain cosine at a threshold (what other semantic caches do).
-    pub fn plain(threshold: f32) -> Verifier {
-        Verifier { threshold, verify: false }
-    }
-
-    /// The lowest similarity worth fetching from the index (below the threshold, so the margin to
-    /// the runner-up can be judged).
-    pub fn floor(&self) -> f32 {
-        if self.verify { (self.threshold - FLOOR_BELOW).max(0.0) } else { self.threshold }
-    }
-
-    /// The index of the candidate that answers `query`, if any. `cands` are best first by cosine.
-    pub fn choose(&self, query: &str, cands: &[Candidate<'_>]) -> Option<usize> {
-        if !self.verify {
-            return cands.first().filter(|c| c.score >= self.threshold).map(|_| 0);
+    let not_found = |reason: String| Semantic::NotFound { reason, suggestion: None, considered: Vec::new() };
+    let vector = match app.embed.embed_one(query).await {
+        Ok(v) => v,
+        Err(e) => return Ok(not_found(format!("no lookup by meaning: {e}"))),
+    };
+    let index = app.index().await?;
+    let k = app.config.matching.candidates.clamp(1, MAX_CANDIDATES);
+    let floor = if explain { -1.0 } else { verify::gate::FLOOR };
+    let mut entries = Vec::new();
+    let mut quarantined = 0usize;
+    for h in index.search(&entry::scope(namespace, tool), &vector, k, floor)? {
+        let key = String::from_utf8_lossy(&h.target).into_owned();
+        let Some(e) = entry::load(store, &key)? else { continue };
+        if e.namespace != namespace || e.tool != tool || e.query.is_none() {
+            continue;
         }
-        let q = features(query);
-        let mut scored: Vec<(f32, usize)> = cands
+        let fb = feedback::load(store, &key)?;
+        if fb.quarantined.is_some() {
+            quarantined += 1;
+            continue;
+        }
+        entries.push((e, h.score, fb.bias));
+    }
+    let cands: Vec<Candidate<'_>> = entries
+        .iter()
+        .map(|(e, cosine, bias)| Candidate { stored: e.query.as_deref().unwrap_or(""), cosine: *cosine, bias: *bias })
+        .collect();
+    let assessed = app.verify.assess(Kind::Result, query, &cands, explain).await;
+    let considered: Vec<Scored> = if explain {
+        entries
             .iter()
-            .enumerate()
-            .filter(|(_, c)| c.score >= self.floor())
-            .map(|(i, c)| (c.score + bonus(&q, &features(c.text)), i))
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let &(best, i) = scored.first()?;
-        if cands[i].score < self.threshold || features(cands[i].text).numbers != q.numbers {
-            return None;
-        }
-        match scored.get(1) {
-            Some(&(second, _)) if best - second < MARGIN => None,
-            _ => Some(i),
-        }
+            .zip(&assessed)
+            .map(|((e, cosine, _), a)| Scored {
+                key: e.key.clone(),
+                query: e.query.clone().unwrap_or_default(),
+                cosine: *cosine,
+                assessed: *a,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let best = (0..assessed.len()).filter(|&i| assessed[i].verdict.accepted).max_by(|&a, &b| {
+        let key = |i: usize| (assessed[i].verdict.method == Method::Exact, assessed[i].verdict.score, cands[i].cosine);
+        let (x, y) = (key(a), key(b));
+        x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)).then(x.2.total_cmp(&y.2))
+    });
+    if let Some(i) = best {
+        let v = assessed[i].verdict;
+        let (e, _, _) = entries.swap_remove(i);
+        return Ok(Semantic::Found { entry: Box::new(e), score: v.score, method: v.method, considered });
     }
+    Ok(Semantic::NotFound {
+        reason: miss_reason(tool, &cands, &assessed, quarantined),
+        suggestion: suggestion(&cands, &assessed),
+        considered,
+    })
 }
 
-/// The lexical part of the re-score.
-fn bonus(q: &Features, c: &Features) -> f32 {
-    let names = if q.names.is_empty() && c.names.is_empty() { 1.0 } else { jaccard(&q.names, &c.names) };
-    let neg = if q.negated != c.negated { NEGATION_PENALTY } else { 0.0 };
-    W_WORDS * jaccard(&q.words, &c.words) + W_NAMES * names - neg
+/// The highest-scoring rejected candidate that no gate dropped, when it came close.
+fn suggestion(cands: &[Candidate<'_>], assessed: &[Assessed]) -> Option<Suggestion> {
+    let i = (0..assessed.len())
+        .filter(|&i| assessed[i].gate.is_none() && !assessed[i].verdict.accepted)
+        .max_by(|&a, &b| assessed[a].verdict.score.total_cmp(&assessed[b].verdict.score))?;
+    let v = assessed[i].verdict;
+    (v.threshold.is_finite() && v.score >= SUGGEST_SHARE * v.threshold).then(|| Suggestion {
+        query: cands[i].stored.to_string(),
+        score: v.score,
+        threshold: v.threshold,
+    })
 }
 
-fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f32 {
-    let inter = a.intersection(b).count();
-    let union = a.len() + b.len() - inter;
-    if union == 0 { 0.0 } else { inter as f32 / union as f32 }
-}
-
-const STOP: &[&str] = &[
-    "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "was", "were", "be", "been", "being",
-    "it", "its", "this", "that", "these", "those", "with", "by", "as", "at", "from", "can", "could", "will", "would",
-    "should", "may", "might", "do", "does", "did", "you", "your", "we", "our", "they", "their", "i", "he", "she",
-    "his", "her", "them", "there", "here", "what", "which", "who", "whom", "whose", "how", "why", "when", "where",
-    "if", "then", "than", "so", "such", "into", "about", "over", "under", "also", "just", "only", "very", "more",
-    "most", "some", "any", "each", "all", "both", "other", "own", "same", "too", "not", "no", "nor",
-];
-const NEGATIONS: &[&str] =
-    &["not", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "cannot", "without", "no"];
-
-/// Words: runs of letters, digits and `_`, keeping inner `.`, `-`, `/` and `'` (versions, paths).
-fn tokens(t: &str) -> Vec<&str> {
-    let inner = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = Vec::new();
-    for raw in t.split(|c: char| !(inner(c) || matches!(c, '.' | '-' | '/' | '\''))) {
-        let w = raw.trim_matches(|c: char| !inner(c));
-        if !w.is_empty() {
-            out.push(w);
-        }
+fn miss_reason(tool: &str, cands: &[Candidate<'_>], assessed: &[Assessed], quarantined: usize) -> String {
+    let mut reason = match assessed.iter().zip(cands).max_by(|a, b| a.1.cosine.total_cmp(&b.1.cosine)) {
+        None => format!("no stored {tool} query is close enough in meaning"),
+        Some((a, _)) if a.gate.is_some() => format!(
+            "the nearest stored {tool} query asks something different ({})",
+            a.gate.map(verify::Gate::reason).unwrap_or_default()
+        ),
+        Some((a, _)) => format!(
+            "the nearest stored {tool} query asks something different ({} score {:.2}, needs {:.2})",
+            a.verdict.method.name().replace('_', "-"),
+            a.verdict.score,
+            a.verdict.threshold
+        ),
+    };
+    if quarantined > 0 {
+        reason.push_str(&format!("; {quarantined} quarantined by feedback"));
     }
-    out
-}
-
-fn stem(w: &str) -> String {
-    for suf in ["ations", "ation", "ings", "ing", "edly", "ed", "es", "ly", "s"] {
-        if let Some(s) = w.strip_suffix(suf)
-            && s.chars().count() >= 3
-        {
-            return s.to_string();
-        }
-    }
-    w.to_string()
-}
-
-fn features(t: &str) -> Features {
-    let toks = tokens(t);
-    let mut f = Features { words: BTreeSet::new(), names: BTreeSet::new(), numbers: BTreeSet::new(), negated: false };
-    let mut negations = 0;
-    for w in &toks {
-        let lower = w.to_lowercase();
-        if w.chars().any(|c| c.is_ascii_digit()) {
-            f.numbers.insert(lower.trim_start_matches('v').to_string());
-        }
-        if NEGATIONS.contains(&lower.as_str()) || lower.ends_with("n't") {
-            negations += 1;
-        }
-        let code_like = w.contains('_') || w.contains('.') || w.chars().skip(1).any(|c| c.is_uppercase());
-        if code_like {
-            f.names.insert(lower.clone());
-        }
-        if lower.chars().count() > 1 && !STOP.contains(&lower.as_str()) {
-            f.words.insert(stem(&lower));
-        }
-    }
-    for quoted in t.split('`').skip(1).step_by(2).chain(t.split('"').skip(1).step_by(2)) {
-        f.names.insert(quoted.to_lowercase());
-    }
-    // A leading "No," / "Yes," answers the question; it does not negate the statement.
-    let lead = toks.first().map(|w| w.to_lowercase());
-    if lead.as_deref() == Some("no") && t.trim_start().get(2..).is_some_and(|r| r.trim_start().starts_with(',')) {
-        negations -= 1;
-    }
-    f.negated = negations % 2 == 1;
-    f
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn c(text: &str, score: f32) -> Candidate<'_> {
-        Candidate { text, score }
-    }
-
-    #[test]
-    fn plain_cosine_takes_the_best_above_the_threshold() {
-        let v = Verifier::plain(0.8);
-        assert_eq!(v.choose("q", &[c("a", 0.85), c("b", 0.84)]), Some(0));
-        assert_eq!(v.choose("q", &[c("a", 0.79)]), None);
-    }
-
-    #[test]
-    fn numbers_must_agree() {
-        let v = Verifier::new(0.7);
-        let q = "how do I install python 3.12 on ubuntu";
-        assert_eq!(v.choose(q, &[c("how do I install python 3.11 on ubuntu", 0.97)]), None);
-        assert_eq!(v.choose(q, &[c("how can I install python 3.12 on ubuntu", 0.95)]), Some(0));
-    }
-
-    #[test]
-    fn near_identical_runners_up_make_it_a_miss() {
-        let v = Verifier::new(0.7);
-        let q = "what does the load_dataset function return";
-        let cands = [
-            c("what does the load_dataset function return", 0.90),
-            c("what does the load_dataset function return?", 0.90),
-        ];
-        assert_eq!(v.choose(q, &cands), None);
-    }
-
-    #[test]
-    fn shared_words_and_names_pick_the_right_candidate() {
-        let v = Verifier::new(0.7);
-        let q = "how do I read a parquet file with `pandas.read_parquet`";
-        let cands = [
-            c("how do I write a csv file with pandas", 0.83),
-            c("reading a parquet file using `pandas.read_parquet`", 0.82),
-        ];
-        assert_eq!(v.choose(q, &cands), Some(1));
-    }
-
-    #[test]
-    fn negation_counts_and_answer_particles_do_not() {
-        assert!(features("it does not exist").negated);
-        assert!(!features("No, it exists in version 2").negated);
-        assert!(features("No, it doesn't exist").negated);
-    }
+    reason
 }

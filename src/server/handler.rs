@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub const INSTRUCTIONS: &str = "refrain remembers work for this project so you don't pay for it twice.\n\
 - Before planning a task, call plan_lookup with the task text; on a hit, follow the returned plan and later report with plan_feedback.\n\
 - After finishing a multi-step task, call plan_store with the steps you ran so the next similar task can reuse them.\n\
-- Before re-running a read-only tool (file read, grep, web fetch/search, docs lookup), call response_cache_get; after running one, response_cache_put with the files it depends on.\n\
+- Before re-running a read-only tool (file read, grep, web fetch/search, docs lookup), call response_cache_get; after running one, response_cache_put with the files it depends on. If a result served by meaning turns out not to answer your query, say so with response_cache_feedback.\n\
 - When a provider's prompt cache misses unexpectedly, call explain_cache_break; before compacting context, compact_preview.\n\
 - cache_stats shows what is stored and saved; cache_evict removes entries.\n\
 - To see what their agents wasted and why (cache breaks, repeated reads, repeated tasks) and what refrain saved, point the user to `refrain report` in a terminal, or `refrain dashboard`, which prints a local URL to open in a browser.";

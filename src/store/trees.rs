@@ -14,6 +14,10 @@ pub const VECTORS: TreeName = TreeName("vectors");
 pub const PLANS: TreeName = TreeName("plans");
 /// Bucket key + plan id -> nothing: the plans of each intent bucket.
 pub const PLAN_BUCKETS: TreeName = TreeName("plan_buckets");
+/// Plan id -> the plan's compact head (what lookup's cheap gates read).
+pub const PLAN_HEADS: TreeName = TreeName("plan_heads");
+/// Hash of a task's text (as written, and masked) + plan id -> nothing: exact-text candidates.
+pub const PLAN_TEXTS: TreeName = TreeName("plan_texts");
 /// Cached answers of the optional LLM canonicaliser.
 pub const CANON: TreeName = TreeName("canon");
 /// Cached results by exact key.
@@ -24,5 +28,11 @@ pub const RESPONSE_LRU: TreeName = TreeName("response_lru");
 pub const RESPONSE_DEPS: TreeName = TreeName("response_deps");
 /// Exact key -> LRU ticket, last use and hits of a result; plus the results' byte counters.
 pub const RESPONSE_USE: TreeName = TreeName("response_use");
+/// Hash of namespace + tool + normalised query -> exact key: results found by their exact text.
+pub const RESPONSE_TEXTS: TreeName = TreeName("response_texts");
+/// Exact key -> failure reports and the raised threshold of a result served by meaning.
+pub const RESPONSE_FEEDBACK: TreeName = TreeName("response_feedback");
+/// Cached answers of the optional LLM judge, per (stored, new) request pair.
+pub const VERIFY_LLM: TreeName = TreeName("verify_llm");
 /// Session events noted by hooks (compactions).
 pub const EVENTS: TreeName = TreeName("events");

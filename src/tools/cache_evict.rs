@@ -97,9 +97,15 @@ impl Refrain {
                     trees::RESPONSE_LRU,
                     trees::RESPONSE_DEPS,
                     trees::RESPONSE_USE,
+                    trees::RESPONSE_TEXTS,
+                    trees::RESPONSE_FEEDBACK,
                     trees::VECTORS,
                 ] {
                     n += store.clear(t).map_err(|e| internal(e.to_string()))?;
+                }
+                // Derived from the plans: cleared with them, not counted again.
+                for t in [trees::PLAN_HEADS, trees::PLAN_TEXTS] {
+                    store.clear(t).map_err(|e| internal(e.to_string()))?;
                 }
                 if let Ok(index) = self.app.index().await {
                     index.clear();

@@ -28,6 +28,32 @@ pub struct ModelReport {
     pub detail: String,
 }
 
+/// How requests are matched to stored plans and results.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MatchingReport {
+    /// `cross_encoder` (the verifier model), `cosine` (plain cosine at its calibrated, strict
+    /// threshold: no verifier model) or `loading`.
+    pub method: String,
+    /// The verifier model, or why plain cosine is used and how to fix it.
+    pub detail: String,
+    /// `matching.max_wrong_rate`: the highest share of requests without a stored answer that may
+    /// be served something.
+    pub max_wrong_rate: f64,
+    /// Thresholds derived from it, per `kind/method`.
+    pub thresholds: BTreeMap<String, ThresholdReport>,
+    /// Where the calibration came from.
+    pub calibration: String,
+}
+
+/// One derived threshold.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ThresholdReport {
+    /// The lowest score served.
+    pub value: f32,
+    /// The calibration dataset that set it (the strictest).
+    pub set_by: String,
+}
+
 /// Output of `cache_stats`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct CacheStatsOutput {
@@ -45,6 +71,8 @@ pub struct CacheStatsOutput {
     pub index: Option<BTreeMap<String, usize>>,
     /// The embedding model.
     pub model: ModelReport,
+    /// How requests are matched (verifier model or cosine) and at which thresholds.
+    pub matching: MatchingReport,
     /// Counters per area (`hits`, `misses`, `tokens_saved`, per tool as `counter/tool`).
     pub counters: BTreeMap<String, BTreeMap<String, u64>>,
     /// Seconds since this server opened the store.
@@ -57,7 +85,8 @@ pub struct CacheStatsOutput {
 #[tool_router(router = cache_stats_router, vis = "pub(crate)")]
 impl Refrain {
     /// Report what refrain holds for this project: hits, misses, hit rate, tokens saved, sizes,
-    /// per-tool figures, the store path and whether the embedding model is loaded.
+    /// per-tool figures, the store path, whether the embedding and verifier models are loaded and
+    /// the matching thresholds.
     #[tool(
         name = "cache_stats",
         output_schema = schema_for_output::<CacheStatsOutput>(),
@@ -82,6 +111,18 @@ impl Refrain {
             ModelState::Loading => ModelReport { state: "loading".into(), detail: "the model is loading".into() },
             ModelState::Unavailable(r) => ModelReport { state: "unavailable".into(), detail: r },
         };
+        let r = app.verify.report();
+        let matching = MatchingReport {
+            method: r.method,
+            detail: r.detail,
+            max_wrong_rate: r.max_wrong_rate,
+            thresholds: r
+                .thresholds
+                .into_iter()
+                .map(|(k, value, set_by)| (k, ThresholdReport { value, set_by }))
+                .collect(),
+            calibration: r.calibration,
+        };
         let out = CacheStatsOutput {
             version: env!("CARGO_PKG_VERSION").into(),
             project: app.project.root.display().to_string(),
@@ -90,13 +131,20 @@ impl Refrain {
             records,
             index: app.index_now().map(|i| i.sizes().into_iter().collect()),
             model,
+            matching,
             counters,
             uptime_secs: app.started.elapsed().as_secs(),
             config_refused: app.config.refused.clone(),
         };
         let mut text = format!(
-            "refrain {} for {} (store {}): {} plans, {} results, model {}",
-            out.version, out.project, out.store_path, out.records["plans"], out.records["responses"], out.model.state
+            "refrain {} for {} (store {}): {} plans, {} results, model {}, matching by {}",
+            out.version,
+            out.project,
+            out.store_path,
+            out.records["plans"],
+            out.records["responses"],
+            out.model.state,
+            out.matching.method
         );
         if let Some(d) = out.counters.get("dedup").filter(|d| d.get("reads_deduplicated").is_some_and(|n| *n > 0)) {
             let n = |k: &str| d.get(k).copied().unwrap_or(0);

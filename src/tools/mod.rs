@@ -13,6 +13,7 @@ pub mod plan_feedback;
 pub mod plan_list;
 pub mod plan_lookup;
 pub mod plan_store;
+pub mod response_cache_feedback;
 pub mod response_cache_get;
 pub mod response_cache_invalidate;
 pub mod response_cache_put;
@@ -46,6 +47,7 @@ pub fn router() -> ToolRouter<Refrain> {
     Refrain::cache_stats_router()
         + Refrain::cache_evict_router()
         + Refrain::response_cache_get_router()
+        + Refrain::response_cache_feedback_router()
         + Refrain::response_cache_put_router()
         + Refrain::response_cache_invalidate_router()
         + Refrain::explain_cache_break_router()

@@ -26,12 +26,18 @@ pub struct PlanLookupParams {
     /// reports over past prompts. Leave it out when you are about to do the task.
     #[serde(default)]
     pub dry_run: bool,
+    /// Score every candidate with the verifier, those a gate dropped too, and list them all (for
+    /// evaluations; the decision is the same, the lookup slower). Default false.
+    #[serde(default)]
+    pub explain: bool,
 }
 
 /// Output of `plan_lookup`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PlanLookupOutput {
-    /// `hit` (follow `hit.steps`) or `miss` (plan yourself, then call plan_store).
+    /// `hit` (follow `hit.steps`) or `miss` (plan yourself, then call plan_store). A miss may
+    /// carry a `suggestion`: a stored task that came close, for you to judge; it is not a plan
+    /// for this task.
     pub status: String,
     /// The lookup: the hit, or the reason and nearest candidates.
     #[serde(flatten)]
@@ -55,23 +61,29 @@ impl Refrain {
         let lookup = if p.dry_run {
             service::lookup_dry(&self.app, &p.task, &p.context, &p.caps).await
         } else {
-            service::lookup(&self.app, &p.task, &p.context, &p.caps).await
+            service::lookup_explained(&self.app, &p.task, &p.context, &p.caps, p.explain).await
         };
         let lookup = match lookup {
             Ok(l) => l,
             Err(e) if e.is_caller_fixable() => return fail(e.to_string()),
             Err(e) => return Err(internal(e.to_string())),
         };
-        let text = match &lookup.hit {
-            Some(h) => format!(
-                "hit: plan {} ({} steps, score {:.2}) for `{} {}`",
+        let text = match (&lookup.hit, &lookup.suggestion) {
+            (Some(h), _) => format!(
+                "hit: plan {} ({} steps, {} score {:.2}) stored for {:?}",
                 h.plan_id,
                 h.steps.len(),
+                h.method,
                 h.score,
-                lookup.key.action,
-                lookup.key.kind
+                h.provenance.task
             ),
-            None => format!("miss: {}", lookup.reason.as_deref().unwrap_or("no plan")),
+            (None, Some(s)) => format!(
+                "miss: {} (not a hit, only near: {:?}, score {:.2})",
+                lookup.reason.as_deref().unwrap_or("no plan"),
+                s.task,
+                s.score
+            ),
+            (None, None) => format!("miss: {}", lookup.reason.as_deref().unwrap_or("no plan")),
         };
         let status = if lookup.hit.is_some() { "hit" } else { "miss" }.to_string();
         reply(text, &PlanLookupOutput { status, lookup })

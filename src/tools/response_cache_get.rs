@@ -1,6 +1,7 @@
 //! `response_cache_get`: a cached result by exact arguments or by meaning, checked fresh first.
 
 use super::{Refrain, fail, internal, reply};
+use crate::results::semantic::{Scored, Suggestion};
 use crate::results::{self, GetOutcome, GetRequest, MatchKind};
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
 use rmcp::schemars::{self, JsonSchema};
@@ -23,6 +24,45 @@ pub struct ResponseCacheGetParams {
     /// Namespace used when the result was stored; default `default`.
     #[serde(default)]
     pub namespace: Option<String>,
+    /// Report every stored query considered by meaning with its scores (for evaluations; costs
+    /// a model call per candidate).
+    #[serde(default)]
+    pub explain: bool,
+}
+
+/// A stored query that came close but failed verification. It is not served: ask again with its
+/// exact text if it answers your question.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SuggestionOut {
+    /// The stored query's own text.
+    pub query: String,
+    /// Its verification score.
+    pub score: f32,
+    /// The score it had to reach.
+    pub threshold: f32,
+}
+
+/// A stored query considered by meaning (with `explain`).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CandidateOut {
+    /// The stored query.
+    pub query: String,
+    /// The entry's exact key.
+    pub key: String,
+    /// Cosine similarity of the embeddings.
+    pub cosine: f32,
+    /// The verifier model's score, when it scored this candidate.
+    pub verifier: Option<f32>,
+    /// The score the decision used (`method` says which).
+    pub score: f32,
+    /// The threshold it had to reach (the entry's own raise included).
+    pub threshold: f32,
+    /// `exact`, `cross_encoder`, `cosine` or `llm`.
+    pub method: String,
+    /// Whether it passed verification.
+    pub accepted: bool,
+    /// The cheap gate that dropped it before scoring, if any.
+    pub failed: Option<String>,
 }
 
 /// Output of `response_cache_get`.
@@ -36,9 +76,12 @@ pub struct ResponseCacheGetOutput {
     /// `exact` or `semantic` (on a hit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched: Option<String>,
-    /// Similarity of a semantic hit.
+    /// Verification score of a semantic hit (1 for the same query text).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f32>,
+    /// How a semantic hit was verified: `exact` (same text), `cross_encoder`, `cosine` or `llm`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
     /// The stored query a semantic hit matched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_query: Option<String>,
@@ -59,9 +102,42 @@ pub struct ResponseCacheGetOutput {
     pub reason: Option<String>,
     /// True when an entry existed but was stale or expired and has been evicted.
     pub stale: bool,
-    /// The exact key (pass it to `cache_evict`).
+    /// The exact key (pass it to `cache_evict`, or to `response_cache_feedback` when a result
+    /// served by meaning was wrong).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// On a miss: a near stored query that failed verification. Not a hit; judge it yourself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<SuggestionOut>,
+    /// Every stored query considered by meaning (only with `explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<Vec<CandidateOut>>,
+}
+
+fn candidates(considered: Vec<Scored>, explain: bool) -> Option<Vec<CandidateOut>> {
+    explain.then(|| {
+        considered
+            .into_iter()
+            .map(|c| {
+                let v = c.assessed.verdict;
+                CandidateOut {
+                    query: c.query,
+                    key: c.key,
+                    cosine: c.cosine,
+                    verifier: c.assessed.model_score,
+                    score: v.score,
+                    threshold: v.threshold,
+                    method: v.method.name().into(),
+                    accepted: v.accepted,
+                    failed: c.assessed.gate.map(|g| g.reason().to_string()),
+                }
+            })
+            .collect()
+    })
+}
+
+fn suggestion(s: Option<Suggestion>) -> Option<SuggestionOut> {
+    s.map(|s| SuggestionOut { query: s.query, score: s.score, threshold: s.threshold })
 }
 
 #[tool_router(router = response_cache_get_router, vis = "pub(crate)")]
@@ -88,6 +164,7 @@ impl Refrain {
             tool: p.tool.clone(),
             args: p.args,
             query: p.query,
+            explain: p.explain,
         };
         let out = match results::get(&self.app, req).await.map_err(|e| internal(e.to_string()))? {
             GetOutcome::Hit(h) => {
@@ -99,15 +176,18 @@ impl Refrain {
                 if c.git_head {
                     checked.push_str(", git HEAD compared");
                 }
-                let (matched, score, matched_query) = match h.matched {
-                    MatchKind::Exact => ("exact", None, None),
-                    MatchKind::Semantic { score, matched_query } => ("semantic", Some(score), Some(matched_query)),
+                let (matched, score, matched_query, method) = match h.matched {
+                    MatchKind::Exact => ("exact", None, None, None),
+                    MatchKind::Semantic { score, matched_query, method } => {
+                        ("semantic", Some(score), Some(matched_query), Some(method.name().to_string()))
+                    }
                 };
                 ResponseCacheGetOutput {
                     status: "hit".into(),
                     result: Some(h.entry.result),
                     matched: Some(matched.into()),
                     score,
+                    method,
                     matched_query,
                     stored_args: Some(h.entry.args),
                     age_secs: Some(h.age_secs),
@@ -116,13 +196,16 @@ impl Refrain {
                     reason: None,
                     stale: false,
                     key: Some(h.entry.key),
+                    suggestion: None,
+                    candidates: candidates(h.considered, p.explain),
                 }
             }
-            GetOutcome::Miss { reason, stale, key } => ResponseCacheGetOutput {
+            GetOutcome::Miss { reason, stale, key, suggestion: s, considered } => ResponseCacheGetOutput {
                 status: "miss".into(),
                 result: None,
                 matched: None,
                 score: None,
+                method: None,
                 matched_query: None,
                 stored_args: None,
                 age_secs: None,
@@ -131,6 +214,8 @@ impl Refrain {
                 reason: Some(reason),
                 stale,
                 key,
+                suggestion: suggestion(s),
+                candidates: candidates(considered, p.explain),
             },
         };
         let text = match (&out.status[..], &out.reason) {
@@ -143,7 +228,13 @@ impl Refrain {
                 let how = out.matched.as_deref().unwrap_or("");
                 format!("hit ({how}) for {}, stored {}s ago, still fresh:\n{body}", p.tool, out.age_secs.unwrap_or(0))
             }
-            (_, Some(r)) => format!("miss: {r}"),
+            (_, Some(r)) => match &out.suggestion {
+                Some(s) => format!(
+                    "miss: {r}. Not served, but close: a stored query reads {:?} (score {:.2}); if it asks the same thing, look it up with that exact text",
+                    s.query, s.score
+                ),
+                None => format!("miss: {r}"),
+            },
             _ => "miss".into(),
         };
         reply(text, &out)

@@ -261,3 +261,88 @@ fn a_custom_data_home_and_model_dir_travel_in_the_registration() {
     let events = refrain::hooks::events::of_session(&store, "b7db804a-d194-4fe6-92d4-23ee27b67f10").unwrap();
     assert_eq!(events.len(), 1, "the hook did not write to the REFRAIN_HOME given at install time");
 }
+
+/// The verifier files install.sh provisions.
+const VERIFIER_FILES: [&str; 5] =
+    ["model.onnx", "tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"];
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// Runs a copy of install.sh that lives in `repo` (so its models/verifier/ is `repo`'s).
+fn install_from(repo: &Path, models: &Path) -> (bool, String) {
+    let out = Command::new("bash")
+        .arg(repo.join("install.sh"))
+        .arg("--model-only")
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", repo)
+        .env("REFRAIN_MODEL_DIR", models)
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn install_provisions_the_verifier_checked_against_its_manifest_and_refuses_a_damaged_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, models) = (tmp.path().join("repo"), tmp.path().join("models"));
+    std::fs::create_dir_all(repo.join("models/verifier")).unwrap();
+    std::fs::create_dir_all(&models).unwrap();
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh"), repo.join("install.sh")).unwrap();
+    // The embedding model is already provisioned (links), so nothing is downloaded.
+    for name in ["ort", "all-MiniLM-L6-v2-int8"] {
+        std::os::unix::fs::symlink(crate::support::model_dir().join(name), models.join(name)).unwrap();
+    }
+    let mut files = serde_json::Map::new();
+    for name in VERIFIER_FILES {
+        let body = format!("{name} v1");
+        std::fs::write(repo.join("models/verifier").join(name), &body).unwrap();
+        files.insert(name.into(), sha256(body.as_bytes()).into());
+    }
+    let manifest = serde_json::json!({"version": "v1", "files": files}).to_string();
+    std::fs::write(repo.join("models/verifier/manifest.json"), manifest).unwrap();
+    std::fs::write(repo.join("models/verifier/calibration.json"), "{\"version\": 1}").unwrap();
+
+    let (ok, log) = install_from(&repo, &models);
+    assert!(ok, "{log}");
+    assert!(log.contains("verifier model installed and verified"), "{log}");
+    for name in VERIFIER_FILES.iter().chain(&["manifest.json", "calibration.json"]) {
+        let (a, b) =
+            (std::fs::read(repo.join("models/verifier").join(name)), std::fs::read(models.join("verifier").join(name)));
+        assert_eq!(a.unwrap(), b.unwrap(), "{name} was not provisioned as shipped");
+    }
+    let (ok, log) = install_from(&repo, &models);
+    assert!(ok && log.contains("verifier model present and verified"), "a second run changes nothing: {log}");
+
+    std::fs::write(repo.join("models/verifier/model.onnx"), "tampered").unwrap();
+    let (ok, log) = install_from(&repo, &models);
+    assert!(!ok, "a model that does not match its manifest must be refused: {log}");
+    assert!(log.contains("model.onnx") && log.contains("does not match its manifest"), "{log}");
+    assert_eq!(
+        std::fs::read_to_string(models.join("verifier/model.onnx")).unwrap(),
+        "model.onnx v1",
+        "nothing installed"
+    );
+}
+
+#[test]
+fn the_shipped_verifier_model_matches_its_manifest_and_its_calibration() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/verifier");
+    let calibration: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("calibration.json")).unwrap()).unwrap();
+    let calibrated_for = calibration["verifier_sha256"].as_str();
+    let Ok(manifest) = std::fs::read(dir.join("manifest.json")) else {
+        // No model ships: then the calibration must not claim one (matching is plain cosine).
+        assert_eq!(calibrated_for, None, "calibration.json names a verifier model that does not ship");
+        return;
+    };
+    let manifest: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+    for name in VERIFIER_FILES {
+        let bytes = std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("models/verifier/{name}: {e}"));
+        assert_eq!(Some(sha256(&bytes).as_str()), manifest["files"][name].as_str(), "models/verifier/{name}");
+    }
+    assert_eq!(calibrated_for, manifest["files"]["model.onnx"].as_str(), "calibration.json was made for another model");
+}

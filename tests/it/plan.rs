@@ -23,13 +23,16 @@ async fn a_plan_serves_its_kind_of_task_and_nothing_else() {
     let stored =
         s.ok("plan_store", json!({"task": "add a `--verbose` flag to src/main.rs", "template": template()})).await;
     let id = stored["plan_id"].as_str().unwrap().to_string();
-    let hit = s.ok("plan_lookup", json!({"task": "please add the --quiet option in src/cli.rs"})).await;
+    // Without a model the same wording with other values is served (an exact match).
+    let hit = s.ok("plan_lookup", json!({"task": "add a --quiet flag to src/cli.rs"})).await;
     assert_eq!(hit["status"], "hit", "{hit}");
+    assert_eq!(hit["hit"]["method"], "exact", "{hit}");
     assert_eq!(hit["hit"]["steps"][1]["inputs"], json!({"path": "src/cli.rs", "flag": "--quiet"}));
     for negative in [
         "remove the `--quiet` flag from src/cli.rs",
         "add a test for `--quiet` in src/cli.rs",
         "add a flag to src/cli.rs",
+        "please add the --quiet option in src/cli.rs",
     ] {
         let miss = s.ok("plan_lookup", json!({"task": negative})).await;
         assert_eq!(miss["status"], "miss", "{negative}: {miss}");

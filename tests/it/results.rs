@@ -194,7 +194,7 @@ async fn without_a_model_lookups_by_meaning_say_why_and_exact_still_works() {
     let s = env.serve().await;
     let out = put(&s, json!({"tool": "WebSearch", "args": {"q": "x"}, "query": "what is x", "result": "r"})).await;
     assert!(out["semantic"].as_str().unwrap().contains("exact lookups only"), "{out}");
-    let miss = s.ok("response_cache_get", json!({"tool": "WebSearch", "query": "what is x"})).await;
+    let miss = s.ok("response_cache_get", json!({"tool": "WebSearch", "query": "what is y"})).await;
     assert!(miss["reason"].as_str().unwrap().contains("no lookup by meaning"), "{miss}");
     assert_eq!(lookup(&s, "WebSearch", json!({"q": "x"})).await["status"], "hit");
 }

@@ -23,8 +23,9 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The directory with the real embedding model and ONNX runtime, provisioned once by
-/// `install.sh --model-only` when no provisioned copy exists.
+/// The directory with the real embedding model, ONNX runtime and shipped verifier model,
+/// provisioned by `install.sh --model-only` when no provisioned copy exists (or the shipped
+/// verifier changed).
 pub fn model_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -33,11 +34,16 @@ pub fn model_dir() -> PathBuf {
         }
         let home = repo().join("target").join("test-home");
         let dir = home.join("models");
-        if !dir.join("all-MiniLM-L6-v2-int8").join("model.onnx").exists() {
+        // The shipped verifier model, when there is one, must be the provisioned one.
+        let verifier_stale = |dir: &Path| {
+            let shipped = std::fs::read(repo().join("models/verifier/manifest.json")).ok();
+            shipped.is_some() && shipped != std::fs::read(dir.join("verifier/manifest.json")).ok()
+        };
+        if !dir.join("all-MiniLM-L6-v2-int8").join("model.onnx").exists() || verifier_stale(&dir) {
             std::fs::create_dir_all(&home).expect("test home");
             let lock = std::fs::File::create(home.join("provision.lock")).expect("lock file");
             lock.lock().expect("lock");
-            if !dir.join("all-MiniLM-L6-v2-int8").join("model.onnx").exists() {
+            if !dir.join("all-MiniLM-L6-v2-int8").join("model.onnx").exists() || verifier_stale(&dir) {
                 let status = std::process::Command::new("bash")
                     .arg(repo().join("install.sh"))
                     .arg("--model-only")
@@ -72,6 +78,23 @@ impl Env {
     pub fn without_model() -> Env {
         let mut env = Env::new();
         env.models = env.home.path().join("no-models-here");
+        env
+    }
+
+    /// A fresh project and home whose model directory holds the real embedding model and runtime,
+    /// no verifier model, and this calibration (so tests can put the threshold where they need it).
+    pub fn with_calibration(calibration: &Value) -> Env {
+        let mut env = Env::new();
+        let dir = env.home.path().join("models");
+        std::fs::create_dir_all(dir.join("verifier")).expect("models dir");
+        for entry in std::fs::read_dir(model_dir()).expect("provisioned models") {
+            let entry = entry.expect("entry");
+            if entry.file_name() != "verifier" {
+                std::os::unix::fs::symlink(entry.path(), dir.join(entry.file_name())).expect("link model files");
+            }
+        }
+        std::fs::write(dir.join("verifier").join("calibration.json"), calibration.to_string()).expect("calibration");
+        env.models = dir;
         env
     }
 

@@ -3,6 +3,7 @@
 //! which is only the product.
 
 mod all;
+mod calibrate;
 mod cmd;
 mod core;
 mod crash;
@@ -11,9 +12,16 @@ mod driver;
 mod families;
 mod history;
 mod load;
+mod mcp;
 mod measure;
+mod plans_eval;
 mod preload;
+mod record;
+mod repeat;
 mod report_history;
+mod results_eval;
+mod sets;
+mod speed;
 mod stall;
 mod work;
 

@@ -5,7 +5,6 @@ mod all;
 mod fault;
 mod plans;
 mod prompt;
-mod quality;
 mod results;
 mod speed;
 mod startup;
@@ -31,7 +30,7 @@ pub enum Scenario {
     },
     /// Spawn-to-initialize time over stdio and idle peak memory, with and without the model.
     Startup(startup::StartupArgs),
-    /// The result cache: semantic match quality on GPTCache's pairs and get/put speed over stdio.
+    /// The result cache: get/put speed over stdio (match quality: `results-eval`, `calibrate`).
     Results(results::ResultsBenchArgs),
     /// Prompt-cache analysis: explain_cache_break and compact_preview on large inputs.
     Prompt(prompt::BenchArgs),
@@ -54,6 +53,17 @@ pub enum Scenario {
         #[arg(long, default_value = "target/bench-history")]
         dir: PathBuf,
     },
+    /// The result cache's match quality over MCP on several datasets; writes evaluation records.
+    ResultsEval(crate::results_eval::Args),
+    /// Judge the plan cache on family data sets through the real binary over MCP.
+    PlansEval(crate::plans_eval::Args),
+    /// A stored question asked again word for word must get its own entry, at several store sizes.
+    ResultsRepeat(crate::repeat::Args),
+    /// Thresholds from evaluation records (writes calibration.json) and the per-dataset report,
+    /// leave-one-dataset-out included.
+    Calibrate(crate::calibrate::Args),
+    /// What verification adds to a lookup by meaning on one core (embedding reported apart).
+    VerifySpeed(crate::speed::Args),
     /// Replay recorded sessions: reads refrain's read dedup would answer with a note, tokens saved.
     Dedup {
         /// Transcript files or directories (default: tests/fixtures/transcripts).
@@ -82,6 +92,26 @@ pub fn run(global: &GlobalArgs, scenario: Scenario) -> anyhow::Result<ExitCode> 
         Scenario::ReportHistory { sizes_mb, dir } => {
             let refrain = crate::driver::binary();
             crate::report_history::run(&crate::report_history::Args { sizes_mb, dir, refrain })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Scenario::ResultsEval(a) => {
+            tokio::runtime::Runtime::new()?.block_on(crate::results_eval::run(&a))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Scenario::ResultsRepeat(a) => {
+            tokio::runtime::Runtime::new()?.block_on(crate::repeat::run(&a))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Scenario::PlansEval(a) => {
+            tokio::runtime::Runtime::new()?.block_on(crate::plans_eval::run(a))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Scenario::Calibrate(a) => {
+            crate::calibrate::run(&a)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Scenario::VerifySpeed(a) => {
+            crate::speed::run(&a)?;
             Ok(ExitCode::SUCCESS)
         }
         Scenario::Dedup { paths, json } => {

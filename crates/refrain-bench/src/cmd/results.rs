@@ -1,6 +1,6 @@
-//! `refrain-bench results`: the result cache's match quality (GPTCache's paraphrase pairs, in
-//! process, through the same decision code `response_cache_get` uses) and its speed over stdio
-//! against the real binary. Run it from a release build.
+//! `refrain-bench results`: the result cache's speed over stdio against the real binary. Run it
+//! from a release build. Match quality is measured by `refrain-bench results-eval` (the real
+//! binary over MCP on several datasets) and `refrain-bench calibrate`.
 
 use super::GlobalArgs;
 use clap::Args;
@@ -13,9 +13,6 @@ pub struct ResultsBenchArgs {
     /// GPTCache's mock_data.json (origin/similar pairs, MIT; zilliztech/GPTCache examples/benchmark), read at run time.
     #[arg(long)]
     pub data: PathBuf,
-    /// Skip the quality part.
-    #[arg(long)]
-    pub no_quality: bool,
     /// Skip the speed part.
     #[arg(long)]
     pub no_speed: bool,
@@ -28,16 +25,10 @@ pub struct ResultsBenchArgs {
     /// Timed calls per measurement.
     #[arg(long, default_value_t = 300)]
     pub samples: usize,
-    /// Write every paraphrase's nearest candidates as JSON here (for tuning the verifier).
-    #[arg(long)]
-    pub dump: Option<PathBuf>,
 }
 
-/// Runs both parts.
+/// Runs the speed part.
 pub fn run(global: &GlobalArgs, args: &ResultsBenchArgs) -> anyhow::Result<ExitCode> {
-    if !args.no_quality {
-        super::quality::run(global, &super::quality::Opts { data: args.data.clone(), dump: args.dump.clone() })?;
-    }
     if !args.no_speed {
         let opts = super::speed::Opts {
             data: args.data.clone(),

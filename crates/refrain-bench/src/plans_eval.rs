@@ -1,0 +1,264 @@
+//! `refrain-bench plans-eval`: the plan cache judged on family data sets (one JSON family per
+//! line: members that ask for the same thing with their own values and answers, near-miss
+//! negatives, and the plan stored for the first member), through the real binary over MCP.
+//!
+//! Per data set and split: store each family's plan for `members[0]` (a trace goes through the
+//! trace route, as the Stop hook sends it), except one family in five, kept never-stored; look
+//! up every other member (must hit that plan with the member's own values: the served steps must
+//! equal the member's answer), every negative and every never-stored member (must get no plan,
+//! unless the plan served is exactly their own answer). One JSON record per lookup, then totals.
+
+use crate::mcp::Server;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Arguments of `plans-eval`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Family data sets (JSON lines); each is run in its own fresh project.
+    #[arg(long, required = true)]
+    pub data: Vec<PathBuf>,
+    /// Which split to run: dev, test or all.
+    #[arg(long, default_value = "dev")]
+    pub split: String,
+    /// Model directory for the server (embedding model; a missing one runs without).
+    #[arg(long)]
+    pub models: Option<PathBuf>,
+    /// Write one JSON record per lookup here.
+    #[arg(long)]
+    pub records: Option<PathBuf>,
+    /// Only the first N families of each set (after the split filter).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Print every wrong hit and missed paraphrase to stderr.
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+/// One lookup's outcome.
+#[derive(Debug, Default, Clone)]
+struct Outcome {
+    served: bool,
+    right: bool,
+    ms: f64,
+}
+
+/// Counters for one data set and split.
+#[derive(Debug, Default)]
+struct Tally {
+    families: usize,
+    stored: usize,
+    refused: usize,
+    para: Vec<Outcome>,
+    negatives: Vec<Outcome>,
+    never: Vec<Outcome>,
+}
+
+/// Runs the evaluation; prints one summary line per data set and split.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    // The global `--refrain` flag, else `$REFRAIN_BIN`, else `refrain` beside this binary.
+    let bin = crate::driver::binary();
+    let mut records = match &args.records {
+        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p)?)),
+        None => None,
+    };
+    for path in &args.data {
+        let text = std::fs::read_to_string(path)?;
+        let families: Vec<Value> =
+            text.lines().filter(|l| !l.trim().is_empty()).map(serde_json::from_str).collect::<Result<_, _>>()?;
+        let splits: Vec<&str> = if args.split == "all" { vec!["dev", "test"] } else { vec![args.split.as_str()] };
+        for split in splits {
+            let mut fams: Vec<&Value> = families.iter().filter(|f| f["split"] == split).collect();
+            fams.truncate(args.limit.unwrap_or(usize::MAX));
+            let dataset = fams.first().and_then(|f| f["set"].as_str()).unwrap_or("unknown").to_string();
+            let server = Server::scratch(&bin, args.models.as_deref()).await?;
+            let tally = eval(&server, &dataset, split, &fams, &mut records, args.verbose).await?;
+            summary(&dataset, split, &tally)?;
+        }
+    }
+    if let Some(r) = records.as_mut() {
+        r.flush()?;
+    }
+    Ok(())
+}
+
+/// One family in five (by a hash of its id) is never stored.
+fn never_stored(id: &str) -> bool {
+    id.bytes().fold(2166136261u32, |h, b| (h ^ u32::from(b)).wrapping_mul(16777619)) % 5 == 0
+}
+
+async fn eval(
+    server: &Server,
+    dataset: &str,
+    split: &str,
+    fams: &[&Value],
+    records: &mut Option<impl Write>,
+    verbose: bool,
+) -> anyhow::Result<Tally> {
+    let mut t = Tally { families: fams.len(), ..Tally::default() };
+    let mut plan_of: BTreeMap<String, String> = BTreeMap::new();
+    for f in fams {
+        let id = f["id"].as_str().unwrap_or_default();
+        if never_stored(id) {
+            continue;
+        }
+        let task = f["members"][0]["text"].as_str().unwrap_or_default();
+        let mut args = json!({"task": task});
+        match (&f["plan"]["trace"], &f["plan"]["template"]) {
+            (Value::Object(_), _) => args["trace"] = f["plan"]["trace"].clone(),
+            (_, Value::Object(_)) => args["template"] = f["plan"]["template"].clone(),
+            _ => anyhow::bail!("family {id} has no plan"),
+        }
+        let (err, out) = server.call_raw("plan_store", args).await?;
+        if err {
+            t.refused += 1;
+            if verbose {
+                eprintln!("REFUSED {id} {task:?}: {}", out["text"]);
+            }
+        } else {
+            t.stored += 1;
+            plan_of.insert(id.to_string(), out["plan_id"].as_str().unwrap_or_default().to_string());
+        }
+    }
+    // Warm up (index rebuild, model load) before timing.
+    for _ in 0..3 {
+        server.call_raw("plan_lookup", json!({"task": "warm up the cache"})).await?;
+    }
+    for f in fams {
+        let id = f["id"].as_str().unwrap_or_default();
+        let own = plan_of.get(id).map(String::as_str);
+        let members: Vec<&Value> = f["members"].as_array().map(|m| m.iter().collect()).unwrap_or_default();
+        let extra: Vec<&Value> = f["same_plan"].as_array().map(|m| m.iter().collect()).unwrap_or_default();
+        for (i, m) in members.iter().chain(extra.iter()).enumerate() {
+            if own.is_some() && i == 0 {
+                continue;
+            }
+            let expect_hit = own.is_some();
+            let o = look(server, m, own, expect_hit, (dataset, split, id), records, verbose).await?;
+            if expect_hit { t.para.push(o) } else { t.never.push(o) }
+        }
+        if own.is_some() {
+            for n in f["negatives"].as_array().into_iter().flatten() {
+                let o = look(server, n, own, false, (dataset, split, id), records, verbose).await?;
+                t.negatives.push(o);
+            }
+        }
+    }
+    Ok(t)
+}
+
+/// Looks one text up and judges the answer.
+async fn look(
+    server: &Server,
+    item: &Value,
+    own: Option<&str>,
+    expect_hit: bool,
+    (dataset, split, family): (&str, &str, &str),
+    records: &mut Option<impl Write>,
+    verbose: bool,
+) -> anyhow::Result<Outcome> {
+    let query = item["text"].as_str().unwrap_or_default();
+    let started = Instant::now();
+    let (err, out) = server.call_raw("plan_lookup", json!({"task": query, "explain": true})).await?;
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let served = !err && out["status"] == "hit";
+    let served_id = out["hit"]["plan_id"].as_str();
+    let same_answer = served && answers_match(&out["hit"]["steps"], &item["answer"]);
+    let right =
+        if expect_hit { served && served_id == own && same_answer } else { served && served_id != own && same_answer };
+    let best = out["candidates"].get(0);
+    if verbose && ((served && !right) || (expect_hit && !served)) {
+        let why = if served { "WRONG" } else { "MISS" };
+        let detail = best.map(|b| format!("{} {}", b["failed"], b["detail"])).unwrap_or_default();
+        eprintln!(
+            "{why} {family} {query:?} -> {} | {}",
+            out["hit"]["steps"].to_string().chars().take(200).collect::<String>(),
+            detail
+        );
+    }
+    if let Some(r) = records.as_mut() {
+        // Serving a candidate is right when it is the family's own plan for a paraphrase (and,
+        // for the one served, when its filled steps are the member's answer).
+        let cand_right = |c: &Value| {
+            expect_hit && c["plan_id"].as_str() == own && (c["plan_id"].as_str() != served_id || same_answer)
+        };
+        let candidates: Vec<Value> = out["candidates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["cosine"].is_number() || c["exact"] == true)
+            .map(|c| {
+                let gate = &c["gate"];
+                json!({
+                    "text": c["masked"], "right": cand_right(c), "cosine": c["cosine"].as_f64().unwrap_or(0.0),
+                    "verifier": c["model_score"], "gate": gate,
+                    "exact": c["exact"] == true && gate.is_null(),
+                })
+            })
+            .collect();
+        let rec = json!({
+            "dataset": dataset, "split": label(dataset, split, family), "kind": "plan", "family": family,
+            "query": query, "expect": if expect_hit { "hit" } else { "miss" },
+            "best": best.map(|b| b["task"].clone()).unwrap_or(Value::Null),
+            "best_right": best.is_some_and(cand_right),
+            "cosine": best.map(|b| b["cosine"].clone()).unwrap_or(Value::Null),
+            "score": best.map(|b| b["verifier"]["score"].clone()).unwrap_or(Value::Null),
+            "method": best.map(|b| b["verifier"]["method"].clone()).unwrap_or(Value::Null),
+            "failed": best.map(|b| b["failed"].clone()).unwrap_or(Value::Null),
+            "served": served, "right": right, "refused": err, "latency_ms": ms,
+            "candidates": candidates,
+        });
+        writeln!(r, "{rec}")?;
+    }
+    Ok(Outcome { served, right, ms })
+}
+
+/// The record's split as the verifier's trainer divides families: test stays test, and 30% of
+/// the development families (by a hash of set and id) are `dev`, the rest `train`.
+fn label(dataset: &str, split: &str, family: &str) -> &'static str {
+    if split == "test" { "test" } else { crate::sets::split_of(&format!("{dataset}:{family}"), 0.3, 0.0) }
+}
+
+/// Whether served steps are the item's answer: a shell command, or a trace's tool calls.
+fn answers_match(steps: &Value, answer: &Value) -> bool {
+    let steps = steps.as_array().cloned().unwrap_or_default();
+    if let Some(cmd) = answer["command"].as_str() {
+        return steps.len() == 1 && steps[0]["inputs"]["command"].as_str() == Some(cmd);
+    }
+    let want: Vec<Value> = match answer["trace"]["steps"].as_array() {
+        Some(s) => s.iter().map(|s| json!([s["tool"], s["inputs"]])).collect(),
+        None => {
+            let todos = answer["steps"].as_array().cloned().unwrap_or_default();
+            let got: Vec<Value> =
+                steps.iter().filter(|s| s["tool"] == "todo").map(|s| s["inputs"]["text"].clone()).collect();
+            return !todos.is_empty() && got == todos;
+        }
+    };
+    let got: Vec<Value> = steps.iter().map(|s| json!([s["tool"], s["inputs"]])).collect();
+    got == want
+}
+
+fn summary(dataset: &str, split: &str, t: &Tally) -> anyhow::Result<()> {
+    let rate = |n: usize, d: usize| if d == 0 { 0.0 } else { n as f64 / d as f64 };
+    let served = |v: &[Outcome]| v.iter().filter(|o| o.served).count();
+    let right = |v: &[Outcome]| v.iter().filter(|o| o.served && o.right).count();
+    let wrong = |v: &[Outcome]| v.iter().filter(|o| o.served && !o.right).count();
+    let mut ms: Vec<f64> = t.para.iter().chain(&t.negatives).chain(&t.never).map(|o| o.ms).collect();
+    ms.sort_by(f64::total_cmp);
+    let pct = |p: f64| ms.get(((ms.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    let line = json!({
+        "dataset": dataset, "split": split, "families": t.families, "stored": t.stored, "refused": t.refused,
+        "refused_rate": rate(t.refused, t.stored + t.refused),
+        "paraphrases": t.para.len(), "paraphrase_hit_rate": rate(served(&t.para), t.para.len()),
+        "hits_right_rate": rate(right(&t.para), served(&t.para)), "paraphrase_wrong_hits": wrong(&t.para),
+        "negatives": t.negatives.len(), "negatives_wrong_rate": rate(wrong(&t.negatives), t.negatives.len()),
+        "negatives_served_own_answer": right(&t.negatives),
+        "never_stored": t.never.len(), "never_stored_wrong_rate": rate(wrong(&t.never), t.never.len()),
+        "lookup_ms_p50": pct(0.5), "lookup_ms_p99": pct(0.99), "lookups": ms.len(),
+    });
+    writeln!(std::io::stdout().lock(), "{line}")?;
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! The value-coverage gate, before any model: every value of the new task must fill a slot or
+//! equal a fixed value of the stored task, every fixed value of the stored task must be in the
+//! new task, and a number must count the same thing ("100 MB" is not "30 days"). Otherwise the
+//! plan cannot be for this task, and the gate says which value is why.
+//!
+//! Also the one word-level veto: a task that says the opposite of the stored one ("remove" for
+//! "add", "without" for "with") is never its paraphrase.
+
+use super::align::{Alignment, NewTask, Source};
+use super::head::{Head, class};
+use super::lexicon;
+use super::mask::whole_word;
+use super::params::ParamKind;
+
+/// Words that never mean the same as their partner. Both directions are checked.
+const OPPOSITES: &[(&str, &str)] = &[
+    ("add", "remove"),
+    ("add", "delete"),
+    ("add", "drop"),
+    ("create", "delete"),
+    ("create", "remove"),
+    ("insert", "delete"),
+    ("install", "uninstall"),
+    ("enable", "disable"),
+    ("upgrade", "downgrade"),
+    ("increase", "decrease"),
+    ("raise", "lower"),
+    ("encrypt", "decrypt"),
+    ("encode", "decode"),
+    ("compress", "decompress"),
+    ("zip", "unzip"),
+    ("serialize", "deserialize"),
+    ("import", "export"),
+    ("push", "pull"),
+    ("upload", "download"),
+    ("show", "hide"),
+    ("lock", "unlock"),
+    ("mount", "unmount"),
+    ("start", "stop"),
+    ("open", "close"),
+    ("include", "exclude"),
+    ("allow", "deny"),
+    ("allow", "block"),
+    ("accept", "reject"),
+    ("keep", "discard"),
+    ("keep", "delete"),
+    ("with", "without"),
+    ("larger", "smaller"),
+    ("bigger", "smaller"),
+    ("more", "less"),
+    ("more", "fewer"),
+    ("older", "newer"),
+    ("before", "after"),
+    ("first", "last"),
+    ("ascending", "descending"),
+    ("min", "max"),
+    ("minimum", "maximum"),
+    ("uppercase", "lowercase"),
+    ("public", "private"),
+    ("sync", "async"),
+    ("synchronous", "asynchronous"),
+    ("inclusive", "exclusive"),
+    ("success", "failure"),
+    ("valid", "invalid"),
+    ("visible", "hidden"),
+    ("head", "tail"),
+    ("prepend", "append"),
+    ("merge", "split"),
+    ("staged", "unstaged"),
+];
+
+/// A gate that failed: its name and a sentence saying which value is why.
+pub type Failure = (&'static str, String);
+
+/// Checks the values of an aligned candidate.
+pub fn check(head: &Head, new: &NewTask, a: &Alignment) -> Result<(), Failure> {
+    let filled: Vec<String> = a
+        .sources
+        .iter()
+        .filter_map(|s| match s {
+            Some(Source::Task(t)) => Some(new.value_of(*t)),
+            Some(Source::Context(v)) => v.as_str().map(str::to_string),
+            _ => None,
+        })
+        .collect();
+    let used = a.used_tokens();
+    for t in new.value_tokens() {
+        let v = new.value_of(t);
+        let known = |x: &String| x.eq_ignore_ascii_case(&v);
+        if !used.contains(&t) && !filled.iter().any(known) && !head.constants.iter().any(known) {
+            return Err((
+                "coverage",
+                format!("`{v}` in the task fills no slot of this plan and is not one of its fixed values"),
+            ));
+        }
+    }
+    let lower = new.text.to_lowercase();
+    for c in &head.constants {
+        let cl = c.to_lowercase();
+        let said = lower.match_indices(&cl).any(|(i, _)| whole_word(&lower, i, i + cl.len()));
+        if !said {
+            return Err(("coverage", format!("the plan is for `{c}`, which the task does not mention")));
+        }
+    }
+    units(head, new, a)
+}
+
+/// A number slot's unit (the word after it) must be the task's unit too.
+fn units(head: &Head, new: &NewTask, a: &Alignment) -> Result<(), Failure> {
+    for (slot, src) in head.slots.iter().zip(&a.sources) {
+        let (Some(at), Some(Source::Task(t))) = (slot.at, src) else { continue };
+        if class(slot.kind) != class(ParamKind::Number) {
+            continue;
+        }
+        let stored = head.words.get(at + 1).filter(|w| is_unit(w));
+        let given = new.tokens.get(t + 1).filter(|n| !n.after_break).map(|n| &n.lower).filter(|w| is_unit(w));
+        if let (Some(s), Some(g)) = (stored, given)
+            && singular(s) != singular(g)
+        {
+            return Err((
+                "coverage",
+                format!("the task's `{}` counts {g}, the plan's {} counts {s}", new.value_of(*t), slot.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn is_unit(w: &str) -> bool {
+    !w.starts_with('<') && w.chars().all(char::is_alphabetic) && !lexicon::STOPWORDS.contains(&w)
+}
+
+fn singular(w: &str) -> &str {
+    w.strip_suffix('s').filter(|s| s.len() >= 2).unwrap_or(w)
+}
+
+/// The pair of opposite words that sets the two tasks apart, if any: one says `a` and not `b`,
+/// the other `b` and not `a`.
+pub fn opposite(stored: &[String], new: &NewTask) -> Option<(&'static str, &'static str)> {
+    let new_words: Vec<&str> = new.tokens.iter().map(|t| t.lower.as_str()).collect();
+    let stored_words: Vec<&str> = stored.iter().map(String::as_str).collect();
+    let has = |words: &[&str], w: &str| words.iter().any(|x| lemma_is(x, w));
+    for (a, b) in OPPOSITES {
+        let (sa, sb) = (has(&stored_words, a), has(&stored_words, b));
+        let (na, nb) = (has(&new_words, a), has(&new_words, b));
+        if sa && !sb && nb && !na {
+            return Some((a, b));
+        }
+        if sb && !sa && na && !nb {
+            return Some((b, a));
+        }
+    }
+    None
+}
+
+/// Whether `word` is an inflection of `base` ("removed", "removing" -> "remove").
+fn lemma_is(word: &str, base: &str) -> bool {
+    if word == base {
+        return true;
+    }
+    let Some(rest) = word.strip_prefix(base.trim_end_matches('e')) else { return false };
+    matches!(rest, "e" | "es" | "ed" | "ing" | "s" | "d")
+        || (base.ends_with(|c: char| !"aeiou".contains(c))
+            && rest.len() > 1
+            && rest.starts_with(base.chars().last().unwrap_or(' '))
+            && matches!(&rest[1..], "ed" | "ing"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::align::align;
+    use crate::plan::key::IntentKey;
+    use crate::plan::template::*;
+    use serde_json::{Map, json};
+
+    fn head(task: &str, slots: serde_json::Value) -> Head {
+        let template: PlanTemplate =
+            serde_json::from_value(json!({"steps": [{"tool": "Bash", "inputs": "x"}], "slots": slots})).unwrap();
+        let plan = StoredPlan {
+            id: "p".into(),
+            key: IntentKey::new("a", "b"),
+            template,
+            skeleton: vec![],
+            versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
+            provenance: Provenance { source: "trace".into(), task: task.into(), confidence: None },
+            stored_at: 0,
+            last_hit_at: None,
+            counters: Counters::default(),
+            quarantined: None,
+        };
+        Head::of(&plan, None)
+    }
+
+    fn gate(h: &Head, task: &str) -> Result<(), String> {
+        let new = NewTask::new(task);
+        if let Some((a, b)) = opposite(&h.words, &new) {
+            return Err(format!("opposite {a}/{b}"));
+        }
+        check(h, &new, &align(h, &new, &Map::new())).map_err(|e| e.1)
+    }
+
+    #[test]
+    fn a_literal_plan_is_not_for_other_values() {
+        let h = head("find all .txt files in the current directory", json!([]));
+        assert_eq!(gate(&h, "find all .txt files here"), Ok(()));
+        let err = gate(&h, "find all .py files in the current directory").unwrap_err();
+        assert!(err.contains("`.py`"), "{err}");
+    }
+
+    #[test]
+    fn numbers_keep_their_units() {
+        let h = head(
+            "find files modified more than 30 days ago",
+            json!([{"name": "n", "type": "number", "example": "30"}]),
+        );
+        assert_eq!(gate(&h, "find files modified more than 7 days ago"), Ok(()));
+        let err = gate(&h, "find files larger than 100 MB").unwrap_err();
+        assert!(err.contains("MB") || err.contains("mb"), "{err}");
+    }
+
+    #[test]
+    fn opposites_are_never_paraphrases() {
+        let h = head(
+            "add a `--verbose` flag to src/main.rs",
+            json!([{"name": "f", "type": "flag"}, {"name": "p", "type": "path"}]),
+        );
+        assert!(gate(&h, "removing the `--quiet` flag from src/cli.rs").unwrap_err().contains("add/remove"));
+        assert_eq!(gate(&h, "please add the --quiet option in src/cli.rs"), Ok(()));
+        let h = head("commit the staged changes with a message", json!([]));
+        assert!(gate(&h, "commit the staged changes without a message").is_err());
+    }
+}

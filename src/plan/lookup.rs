@@ -1,0 +1,393 @@
+//! Plan lookup: candidates are plans stored for the same text or masked text, the nearest
+//! neighbours of the masked task's embedding, and the task's intent bucket; cheap gates on each
+//! compact head (quarantine, opposite wording, required slots, value coverage, tool families,
+//! side effects) cut them before any record is read; the survivors go to the verifier in one
+//! batch; the accepted ones are filled and validated, and the first that passes is the hit.
+//!
+//! The same masked task with every value filled is an exact match and needs no model. A near
+//! match the verifier rejects may come back as a suggestion, never as a hit.
+
+use super::Error;
+use super::align::{Alignment, NewTask, align};
+use super::coverage;
+use super::fill::fill_aligned;
+use super::head::Head;
+use super::intake::check_task;
+use super::key::IntentKey;
+use super::library::{self, SCOPE};
+use super::mask;
+use super::report::{CandidateReport, Hit, Lookup, Suggestion, VerifierReport};
+use super::spelling;
+use super::template::now;
+use super::validate::{RuntimeCaps, first_failure, validate};
+use crate::app::App;
+use crate::stats;
+use crate::verify::{Candidate, Kind};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// One candidate on its way through the gates.
+struct Cand {
+    head: Head,
+    cosine: Option<f32>,
+    alignment: Option<Alignment>,
+    masked_new: String,
+    masked_stored: String,
+    exact: bool,
+    verdict: Option<VerifierReport>,
+    failed: Option<(String, String)>,
+    /// The verifier model's score, when it scored this candidate.
+    model_score: Option<f32>,
+    /// The gate (plan-side stage or the verifier's own) that dropped it before it was scored.
+    gate: Option<String>,
+}
+
+/// Looks up a plan for a task.
+pub async fn lookup(app: &App, task: &str, context: &Map<String, Value>, caps: &RuntimeCaps) -> Result<Lookup, Error> {
+    lookup_explained(app, task, context, caps, false).await
+}
+
+/// `lookup`; with `explain`, every candidate is scored by the verifier, the gated ones too, and
+/// all are reported (for evaluations: the decisions are the same, the lookup is slower).
+pub async fn lookup_explained(
+    app: &App,
+    task: &str,
+    context: &Map<String, Value>,
+    caps: &RuntimeCaps,
+    explain: bool,
+) -> Result<Lookup, Error> {
+    lookup_with(app, task, context, caps, explain, false).await
+}
+
+/// Looks up like `lookup` but writes and sends nothing: no hit, miss or suggestion counters, no
+/// hit recorded on the plan, the local normaliser only (no canonicaliser call, whose answers are
+/// cached) and no LLM judge. For reports that ask what past prompts would have hit.
+pub async fn lookup_dry(
+    app: &App,
+    task: &str,
+    context: &Map<String, Value>,
+    caps: &RuntimeCaps,
+) -> Result<Lookup, Error> {
+    lookup_with(app, task, context, caps, false, true).await
+}
+
+async fn lookup_with(
+    app: &App,
+    task: &str,
+    context: &Map<String, Value>,
+    caps: &RuntimeCaps,
+    explain: bool,
+    dry: bool,
+) -> Result<Lookup, Error> {
+    check_task(app, task)?;
+    // Redacted as `store` does, so both see the same text (and no secret reaches a canonicaliser).
+    let (clean, _) = crate::results::redactor().redact_str(task);
+    let n = if dry { super::normalise::normalise(&clean) } else { super::service::understand(app, &clean).await };
+    let key = IntentKey::of(&n);
+    let new = NewTask::new(&clean);
+    let (found, query, meaning) = gather(app, &new, &key).await?;
+    let mut cands = Vec::with_capacity(found.len());
+    for (id, cosine) in found {
+        if let Some(head) = library::head(&app.store, &id)? {
+            cands.push(gate(head, cosine, &new, context, caps));
+        }
+    }
+    fill_cosines(app, query.as_deref(), &mut cands, explain);
+    for c in cands.iter_mut() {
+        c.gate = c.failed.as_ref().map(|f| f.0.clone());
+    }
+    verify(app, &mut cands, &new.masked.text, explain, dry).await;
+    cands.sort_by(|a, b| rank(b).total_cmp(&rank(a)).then_with(|| a.head.id.cmp(&b.head.id)));
+    let mut hit = None;
+    for c in cands.iter_mut().filter(|c| c.failed.is_none()) {
+        match serve(app, c, &new, caps, dry)? {
+            Ok(h) => {
+                hit = Some(h);
+                break;
+            }
+            Err(f) => c.failed = Some(f),
+        }
+    }
+    let served = hit.as_ref().map(|h: &Hit| h.plan_id.clone());
+    let shown = if explain { cands.len() } else { app.config.plans.report_candidates.max(1) };
+    let candidates: Vec<CandidateReport> = cands.iter().take(shown).map(report).collect();
+    let masked = new.masked.text.clone();
+    if hit.is_some() {
+        if !dry {
+            stats::bump(&app.store, "plans", "hits", None, 1)?;
+        }
+        return Ok(Lookup { hit, suggestion: None, task: n, key, masked, reason: None, candidates, meaning });
+    }
+    if !dry {
+        stats::bump(&app.store, "plans", "misses", None, 1)?;
+    }
+    let suggestion = suggest(&cands, app.config.plans.suggest_min_score, served.as_deref());
+    if suggestion.is_some() && !dry {
+        stats::bump(&app.store, "plans", "suggestions", None, 1)?;
+    }
+    let reason = Some(miss_reason(&cands));
+    Ok(Lookup { hit: None, suggestion, task: n, key, masked, reason, candidates, meaning })
+}
+
+/// Candidate ids with their cosine when known, the query vector, and how meaning was found.
+async fn gather(
+    app: &App,
+    new: &NewTask,
+    key: &IntentKey,
+) -> Result<(Vec<(String, Option<f32>)>, Option<Vec<f32>>, String), Error> {
+    let cfg = &app.config.plans;
+    let mut found: Vec<(String, Option<f32>)> = Vec::new();
+    let push = |found: &mut Vec<(String, Option<f32>)>, id: String, cos: Option<f32>| match found
+        .iter_mut()
+        .find(|(x, _)| *x == id)
+    {
+        Some(f) => f.1 = f.1.or(cos),
+        None => found.push((id, cos)),
+    };
+    for id in library::same_text(&app.store, &new.text)? {
+        push(&mut found, id, None);
+    }
+    let (query, meaning) = match embed(app, &new.masked.text).await {
+        Ok(v) => {
+            let index = app.index().await?;
+            let (q, k) = (v.clone(), cfg.neighbours);
+            let hits = tokio::task::spawn_blocking(move || index.search(SCOPE, &q, k, 0.0))
+                .await
+                .map_err(|e| Error::Invalid(format!("index search failed: {e}")))?
+                .map_err(|e| Error::Invalid(format!("index search failed: {e}")))?;
+            for h in hits {
+                push(&mut found, String::from_utf8_lossy(&h.target).into_owned(), Some(h.score));
+            }
+            (Some(v), "embeddings".to_string())
+        }
+        Err(why) => (None, format!("exact wording only ({why})")),
+    };
+    for b in key.lookup_buckets() {
+        for id in library::bucket_ids(&app.store, &b, cfg.bucket_candidates)? {
+            push(&mut found, id, None);
+        }
+    }
+    Ok((found, query, meaning))
+}
+
+/// The masked task's embedding, unless the model is not ready (a lookup never waits for it).
+async fn embed(app: &App, masked: &str) -> Result<Vec<f32>, String> {
+    match app.embed.state() {
+        crate::embed::ModelState::Ready(_) => app.embed.embed_one(masked).await.map_err(|e| e.to_string()),
+        crate::embed::ModelState::Unavailable(r) => Err(format!("no embedding model: {r}")),
+        crate::embed::ModelState::Loading => Err("the embedding model is still loading".to_string()),
+    }
+}
+
+/// The cheap gates, on the head alone.
+fn gate(head: Head, cosine: Option<f32>, new: &NewTask, context: &Map<String, Value>, caps: &RuntimeCaps) -> Cand {
+    let mut c = Cand {
+        head,
+        cosine,
+        alignment: None,
+        masked_new: String::new(),
+        masked_stored: String::new(),
+        exact: false,
+        verdict: None,
+        failed: None,
+        model_score: None,
+        gate: None,
+    };
+    let fail = |stage: &str, detail: String| Some((stage.to_string(), detail));
+    if let Some(why) = &c.head.quarantined {
+        c.failed = fail("quarantined", why.clone());
+        return c;
+    }
+    if let Some((a, b)) = coverage::opposite(&c.head.words, new) {
+        c.failed = fail("opposite", format!("the plan is for a task that says `{a}`, this one says `{b}`"));
+        return c;
+    }
+    let a = align(&c.head, new, context);
+    c.masked_new = a.masked_new(new);
+    c.masked_stored = a.masked_stored(&c.head);
+    let (cn, cs) = (mask::canonical(&c.masked_new), mask::canonical(&c.masked_stored));
+    c.exact = polite(&cn) == polite(&cs);
+    if !a.missing.is_empty() {
+        c.failed = fail("required_slots", format!("no value in the task for slot(s) {}", a.missing.join(", ")));
+    } else if let Err((stage, detail)) = coverage::check(&c.head, new, &a) {
+        c.failed = fail(stage, detail);
+    } else if let Some(have) = &caps.tool_families
+        && let Some(f) = c.head.families.iter().find(|f| !have.contains(f))
+    {
+        c.failed = fail("tool_families", format!("the plan needs the `{f}` tools"));
+    } else if caps.allow_side_effects == Some(false) && c.head.side_effects {
+        c.failed = fail("side_effects", "the plan has steps with side effects and they are not allowed".into());
+    }
+    c.alignment = Some(a);
+    c
+}
+
+/// A canonical masked text without a polite opening ("please", "can you").
+fn polite(s: &str) -> &str {
+    let mut t = s;
+    for p in ["please ", "pls ", "kindly ", "can you ", "could you ", "would you ", "will you ", "please "] {
+        t = t.strip_prefix(p).unwrap_or(t);
+    }
+    t.trim_end_matches(" please")
+}
+
+/// Cosines for survivors (every candidate when explaining) found without one (same text or
+/// bucket), from their stored vectors.
+fn fill_cosines(app: &App, query: Option<&[f32]>, cands: &mut [Cand], all: bool) {
+    let Some(q) = query else { return };
+    let Some(index) = app.index_now() else { return };
+    for c in cands.iter_mut().filter(|c| (all || c.failed.is_none()) && c.cosine.is_none()) {
+        if let Some(v) = c.head.vector.and_then(|id| index.stored_vector(SCOPE, id)) {
+            c.cosine = Some(crate::embed::cosine(q, &v));
+        }
+    }
+}
+
+/// Exact matches are accepted as they are; the others go to the verifier, one batch per
+/// distinct masked query (usually one). Explaining, the gated candidates are scored too (their
+/// decision stays the gate's).
+async fn verify(app: &App, cands: &mut [Cand], masked_new: &str, explain: bool, dry: bool) {
+    let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, c) in cands.iter_mut().enumerate() {
+        if c.failed.is_some() {
+            if explain && c.cosine.is_some() {
+                if c.masked_new.is_empty() {
+                    (c.masked_new, c.masked_stored) = (masked_new.to_string(), c.head.masked.clone());
+                }
+                groups.entry(c.masked_new.clone()).or_default().push(i);
+            }
+        } else if c.exact {
+            c.verdict = Some(VerifierReport { score: 1.0, threshold: 0.0, accepted: true, method: "exact".into() });
+        } else if c.cosine.is_none() {
+            c.failed = Some((
+                "verifier".into(),
+                "without the embedding model only the same wording with other values is served".into(),
+            ));
+        } else {
+            groups.entry(c.masked_new.clone()).or_default().push(i);
+        }
+    }
+    for (query, idx) in groups {
+        let batch: Vec<Candidate<'_>> = idx
+            .iter()
+            .map(|&i| Candidate {
+                stored: cands[i].masked_stored.as_str(),
+                cosine: cands[i].cosine.unwrap_or(0.0),
+                bias: cands[i].head.bias,
+            })
+            .collect();
+        let assessed = if dry {
+            app.verify.assess_local(Kind::Plan, &query, &batch, explain).await
+        } else {
+            app.verify.assess(Kind::Plan, &query, &batch, explain).await
+        };
+        for (&i, a) in idx.iter().zip(assessed) {
+            let (c, v) = (&mut cands[i], a.verdict);
+            c.model_score = a.model_score;
+            if c.failed.is_some() {
+                continue;
+            }
+            c.gate = a.gate.map(|g| g.reason().to_string());
+            c.verdict = Some(VerifierReport {
+                score: v.score,
+                threshold: v.threshold,
+                accepted: v.accepted,
+                method: v.method.name().into(),
+            });
+            if !v.accepted {
+                c.failed = Some((
+                    "verifier".into(),
+                    format!("verifier score {:.3} is below its threshold {:.3}", v.score, v.threshold),
+                ));
+            }
+        }
+    }
+}
+
+/// Order: exact and accepted first, then by verifier score, then by cosine.
+fn rank(c: &Cand) -> f32 {
+    let passed = if c.failed.is_none() { 10.0 } else { 0.0 };
+    let score = c.verdict.as_ref().map_or(0.0, |v| v.score);
+    passed + 2.0 * score + c.cosine.unwrap_or(0.0) * 0.01
+}
+
+/// Reads the record, fills and validates; the hit, or the stage that failed.
+fn serve(
+    app: &App,
+    c: &Cand,
+    new: &NewTask,
+    caps: &RuntimeCaps,
+    dry: bool,
+) -> Result<Result<Hit, (String, String)>, Error> {
+    let Some(rec) = library::get(&app.store, &c.head.id)? else {
+        return Ok(Err(("gone".into(), "the plan was evicted during the lookup".into())));
+    };
+    let Some(a) = &c.alignment else { return Ok(Err(("required_slots".into(), "not aligned".into()))) };
+    let filled = fill_aligned(&rec.plan.template, a, new);
+    let stages = validate(&rec.plan.template, &filled, caps);
+    if let Some(f) = first_failure(&stages) {
+        return Ok(Err((f.stage.to_string(), f.detail.clone().unwrap_or_default())));
+    }
+    if let Some(why) = spelling::stale(&rec.plan.template, &filled) {
+        return Ok(Err(("stale_values".into(), why)));
+    }
+    let counters = rec.plan.counters.clone();
+    // A full store still serves plans; their hit counters wait until there is room again.
+    if !dry && app.store.check_room().is_ok() {
+        let at = now();
+        library::update(&app.store, &rec.plan.id, |r| {
+            r.plan.counters.hits += 1;
+            r.plan.last_hit_at = Some(at);
+        })?;
+    }
+    let v = c.verdict.clone().unwrap_or_default();
+    Ok(Ok(Hit {
+        plan_id: rec.plan.id,
+        score: v.score,
+        method: v.method,
+        steps: filled.steps,
+        values: filled.values,
+        sources: filled.sources,
+        stages,
+        outputs: rec.plan.template.outputs.iter().map(|o| o.name.clone()).collect(),
+        versions: rec.plan.versions,
+        provenance: rec.plan.provenance,
+        counters,
+    }))
+}
+
+fn report(c: &Cand) -> CandidateReport {
+    CandidateReport {
+        plan_id: c.head.id.clone(),
+        task: c.head.task.clone(),
+        masked: c.head.masked.clone(),
+        action: c.head.key.action.clone(),
+        kind: c.head.key.kind.clone(),
+        cosine: c.cosine,
+        exact: c.exact,
+        verifier: c.verdict.clone(),
+        model_score: c.model_score,
+        gate: c.gate.clone(),
+        failed: c.failed.as_ref().map(|f| f.0.clone()),
+        detail: c.failed.as_ref().map(|f| f.1.clone()),
+    }
+}
+
+/// The best candidate the verifier rejected, when its score is high enough to be worth showing.
+fn suggest(cands: &[Cand], min: f32, served: Option<&str>) -> Option<Suggestion> {
+    cands
+        .iter()
+        .filter(|c| c.failed.as_ref().is_some_and(|f| f.0 == "verifier") && Some(c.head.id.as_str()) != served)
+        .filter_map(|c| c.verdict.as_ref().map(|v| (c, v.score)))
+        .filter(|(_, s)| *s >= min)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(c, score)| Suggestion { plan_id: c.head.id.clone(), task: c.head.task.clone(), score })
+}
+
+fn miss_reason(cands: &[Cand]) -> String {
+    let Some(best) = cands.first() else {
+        return "no stored plan is near this task".into();
+    };
+    let (stage, detail) = best.failed.clone().unwrap_or_default();
+    format!("{} candidate(s), none passed; the nearest ({:?}) failed `{stage}`: {detail}", cands.len(), best.head.task)
+}

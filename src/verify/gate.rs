@@ -1,0 +1,255 @@
+//! Cheap gates run before the model: a candidate that fails one is not scored at all. Gates can
+//! only refuse, never accept, so they cost recall at most, never precision.
+//!
+//! - Numbers and versions must agree ("python 3.11" is not "python 3.12"; "port 8080" is not
+//!   "port 80"): embeddings and word-piece models are easily fooled by digits.
+//! - Negation must agree ("... without a password" is not "... with a password").
+//! - A direction must not be reversed ("convert a String to an i32" is not "convert an i32 to a
+//!   String"): the same words in another order embed almost identically.
+//! - The action must not be its opposite ("enable the firewall" is not "disable the firewall";
+//!   "... and discard the changes" is not "... but keep the changes").
+//! - Quoted strings and identifiers must agree ("what does `Vec::drain` do" is not "what does
+//!   `Vec::retain` do"): each one in either text must appear in the other (quotes may be dropped).
+//!
+//! Which gates run for results is `RESULT_GATES`, chosen on the development figures of
+//! `refrain-bench calibrate --compare-gates`. Plans compare values themselves on masked text.
+
+use std::collections::BTreeSet;
+
+/// Candidates below this cosine similarity are not worth scoring.
+pub const FLOOR: f32 = 0.5;
+
+/// Why a candidate was not scored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Gate {
+    /// Its cosine similarity is below the floor worth scoring.
+    Floor,
+    /// A number or version differs.
+    Values,
+    /// One text is negated and the other is not.
+    Negation,
+    /// The same two things in the opposite direction (A to B against B to A).
+    Direction,
+    /// A quoted string or an identifier of one text is missing from the other.
+    Quoted,
+    /// One text asks for an action, the other for its opposite.
+    Opposite,
+}
+
+/// The gates lookups of results run (besides the floor), in order.
+pub const RESULT_GATES: &[Gate] = &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite];
+
+impl Gate {
+    /// The reason in words (also how evaluation records name the gate).
+    pub fn reason(self) -> &'static str {
+        match self {
+            Gate::Floor => "not similar enough to score",
+            Gate::Values => "a number or version differs",
+            Gate::Negation => "one is negated, the other is not",
+            Gate::Direction => "the direction is reversed",
+            Gate::Quoted => "a quoted string or identifier differs",
+            Gate::Opposite => "one asks for the opposite action",
+        }
+    }
+
+    /// Whether this gate refuses the pair (the floor is checked on the cosine, not here).
+    pub fn refuses(self, a: &str, b: &str) -> bool {
+        match self {
+            Gate::Floor => false,
+            Gate::Values => !values_agree(a, b),
+            Gate::Negation => negated(a) != negated(b),
+            Gate::Direction => reversed(a, b),
+            Gate::Quoted => !names_agree(a, b),
+            Gate::Opposite => opposite(a, b),
+        }
+    }
+}
+
+/// Word tokens: runs of letters, digits and `_`, keeping inner `.`, `-`, `/` and `'`.
+fn tokens(text: &str) -> Vec<&str> {
+    let inner = |c: char| c.is_alphanumeric() || c == '_';
+    text.split(|c: char| !(inner(c) || matches!(c, '.' | '-' | '/' | '\'')))
+        .map(|raw| raw.trim_matches(|c: char| !inner(c)))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The numbers and versions a text mentions (tokens with a digit; a leading `v` dropped).
+pub fn values(text: &str) -> BTreeSet<String> {
+    tokens(text)
+        .into_iter()
+        .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+        .map(|w| w.to_lowercase().trim_start_matches('v').to_string())
+        .collect()
+}
+
+/// True when both texts mention the same numbers and versions.
+pub fn values_agree(a: &str, b: &str) -> bool {
+    values(a) == values(b)
+}
+
+const NEGATIONS: &[&str] =
+    &["not", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "cannot", "without", "no"];
+
+/// True when a text is negated an odd number of times (a leading "No," answers, it does not negate).
+pub fn negated(text: &str) -> bool {
+    let toks = tokens(text);
+    let mut n = toks
+        .iter()
+        .map(|w| w.to_lowercase())
+        .filter(|w| NEGATIONS.contains(&w.as_str()) || w.ends_with("n't") || w.ends_with("nt'"))
+        .count();
+    let leading_no = toks.first().is_some_and(|w| w.eq_ignore_ascii_case("no"))
+        && text.trim_start().get(2..).is_some_and(|r| r.trim_start().starts_with(','));
+    if leading_no {
+        n -= 1;
+    }
+    n % 2 == 1
+}
+
+const ARTICLES: &[&str] = &["a", "an", "the", "my", "your", "its", "this", "that", "some"];
+
+/// The (from, to) pairs of "X to Y" / "X into Y" / "from X to Y", lowercased, articles skipped.
+fn directions(text: &str) -> Vec<(String, String)> {
+    let words: Vec<String> =
+        tokens(text).into_iter().map(str::to_lowercase).filter(|w| !ARTICLES.contains(&w.as_str())).collect();
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if (w == "to" || w == "into") && i > 0 && i + 1 < words.len() {
+            out.push((words[i - 1].clone(), words[i + 1].clone()));
+        }
+    }
+    out
+}
+
+/// True when one text goes from X to Y and the other from Y to X.
+pub fn reversed(a: &str, b: &str) -> bool {
+    let (da, db) = (directions(a), directions(b));
+    da.iter().any(|(x, y)| x != y && db.iter().any(|(p, q)| p == y && q == x))
+}
+
+/// Actions and their opposites (word stems: a word matches when it starts with the stem).
+const OPPOSITES: &[(&str, &str)] = &[
+    ("enabl", "disabl"),
+    ("discard", "keep"),
+    ("install", "uninstall"),
+    ("lock", "unlock"),
+    ("mount", "unmount"),
+    ("encrypt", "decrypt"),
+    ("compress", "decompress"),
+    ("increas", "decreas"),
+    ("upload", "download"),
+    ("show", "hide"),
+    ("allow", "deny"),
+    ("includ", "exclud"),
+    ("ascending", "descending"),
+    ("serializ", "deserializ"),
+    ("encod", "decod"),
+    ("zoom in", "zoom out"),
+];
+
+/// Whether `text` has a word starting with `stem` (a stem of two words matches the phrase).
+fn has_stem(words: &[String], stem: &str) -> bool {
+    if let Some((a, b)) = stem.split_once(' ') {
+        return words.windows(2).any(|w| w[0].starts_with(a) && w[1] == b);
+    }
+    words.iter().any(|w| w.starts_with(stem))
+}
+
+/// True when one text asks for an action and the other for its opposite (and not for both).
+pub fn opposite(a: &str, b: &str) -> bool {
+    let words = |t: &str| -> Vec<String> { tokens(t).into_iter().map(str::to_lowercase).collect() };
+    let (wa, wb) = (words(a), words(b));
+    OPPOSITES.iter().any(|(x, y)| {
+        let (ax, ay, bx, by) = (has_stem(&wa, x), has_stem(&wa, y), has_stem(&wb, x), has_stem(&wb, y));
+        (ax && !ay && by && !bx) || (ay && !ax && bx && !by)
+    })
+}
+
+/// Quoted spans (`...`, "...", '...') and identifier-shaped words (`a_b`, `a::b`, `a.b()`,
+/// camelCase), lowercased.
+pub fn names(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for q in ['`', '"'] {
+        let parts: Vec<&str> = text.split(q).collect();
+        if parts.len() >= 3 {
+            for inner in parts.iter().skip(1).step_by(2).take((parts.len() - 1) / 2) {
+                let inner = inner.trim();
+                if !inner.is_empty() && inner.len() <= 80 {
+                    out.insert(inner.to_lowercase());
+                }
+            }
+        }
+    }
+    for w in text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '?' | '!' | '`' | '"' | '(' | ')')) {
+        let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+        let inner_upper = w.chars().skip(1).any(|c| c.is_uppercase()) && w.chars().any(|c| c.is_lowercase());
+        let dotted = w.contains('.')
+            && w.split('.').all(|p| p.len() >= 2 && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            && !w.chars().all(|c| c.is_ascii_digit() || c == '.');
+        if w.len() > 1 && (w.contains('_') || w.contains("::") || inner_upper || dotted) {
+            out.insert(w.to_lowercase());
+        }
+    }
+    out
+}
+
+/// True when every quoted string and identifier of each text appears in the other.
+pub fn names_agree(a: &str, b: &str) -> bool {
+    let (la, lb) = (a.to_lowercase(), b.to_lowercase());
+    names(a).iter().all(|n| lb.contains(n.as_str())) && names(b).iter().all(|n| la.contains(n.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_versions_must_agree() {
+        assert!(Gate::Values.refuses("install python 3.12 on ubuntu", "install python 3.11 on ubuntu"));
+        assert!(!Gate::Values.refuses("install python 3.12 on ubuntu?", "how can I install Python v3.12 on Ubuntu"));
+        assert!(Gate::Values.refuses("what runs on port 8080", "what runs on port 80"));
+        assert!(!Gate::Values.refuses("how do I undo a commit", "undo my last commit"));
+    }
+
+    #[test]
+    fn negation_must_agree_and_answer_particles_do_not_count() {
+        assert!(Gate::Negation.refuses("connect without a password", "connect with a password"));
+        assert!(Gate::Negation.refuses("why doesn't cargo build", "why does cargo build"));
+        assert!(!Gate::Negation.refuses("No, it exists in version 2", "it exists in version 2"));
+        assert!(!Gate::Negation.refuses("how do I not print output", "how can I never print output"));
+    }
+
+    #[test]
+    fn a_reversed_direction_is_refused_and_a_reworded_one_is_not() {
+        assert!(Gate::Direction.refuses("convert a String to an i32", "convert an i32 to a String"));
+        assert!(Gate::Direction.refuses("how to cast int into float", "cast a float to an int"));
+        assert!(!Gate::Direction.refuses("convert a String to an i32", "turn a String into an i32"));
+        assert!(!Gate::Direction.refuses("how to go to bed early", "how do I get to bed early"));
+    }
+
+    #[test]
+    fn an_action_is_not_its_opposite() {
+        assert!(
+            Gate::Opposite.refuses("how to enable the firewall on ubuntu", "how to disable the firewall on ubuntu")
+        );
+        assert!(Gate::Opposite.refuses(
+            "undo the last git commit and discard the changes",
+            "undo the last git commit but keep the changes"
+        ));
+        assert!(Gate::Opposite.refuses("uninstall a package with pip", "install a package with pip"));
+        assert!(!Gate::Opposite.refuses("how do I enable dark mode", "turn on dark mode, how is it enabled"));
+        assert!(!Gate::Opposite.refuses("enable or disable a feature flag", "how to disable or enable feature flags"));
+        assert!(!Gate::Opposite.refuses("how do I list docker containers", "show me the running docker containers"));
+    }
+
+    #[test]
+    fn quoted_strings_and_identifiers_must_agree_and_dropped_quotes_do_not_count() {
+        assert!(Gate::Quoted.refuses("what does `Vec::drain` do", "what does `Vec::retain` do"));
+        assert!(Gate::Quoted.refuses("why is my_var undefined", "why is other_var undefined"));
+        assert!(Gate::Quoted.refuses("grep for \"TODO\" in files", "grep for \"FIXME\" in files"));
+        assert!(!Gate::Quoted.refuses("What does `cargo vendor` do", "what does cargo vendor do?"));
+        assert!(!Gate::Quoted.refuses("how do I use os.path.join", "using os.path.join in python"));
+        assert!(!Gate::Quoted.refuses("how do I undo a commit.", "undo my last commit, e.g. a merge"));
+    }
+}
