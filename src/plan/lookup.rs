@@ -82,7 +82,11 @@ async fn lookup_with(
     check_task(app, task)?;
     // Redacted as `store` does, so both see the same text (and no secret reaches a canonicaliser).
     let (clean, _) = crate::results::redactor().redact_str(task);
-    let n = if dry { super::normalise::normalise(&clean) } else { super::service::understand(app, &clean).await };
+    let n = if dry {
+        super::normalise::normalise(&clean)
+    } else {
+        super::canon::refine(app, &clean, super::normalise::normalise(&clean)).await
+    };
     let key = IntentKey::of(&n);
     let new = NewTask::new(&clean);
     let (found, query, meaning) = gather(app, &new, &key).await?;

@@ -7,6 +7,7 @@
 //! and, when known, from values the caller names (a trace's values, a data set's `values`).
 
 use super::names;
+pub use super::params::placeholder;
 use super::params::{self, ParamKind, Span};
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
@@ -19,23 +20,6 @@ pub struct Masked {
     /// The values, in order of appearance.
     #[serde(skip)]
     pub spans: Vec<Span>,
-}
-
-/// The placeholder a value of this type becomes.
-pub fn placeholder(kind: ParamKind) -> &'static str {
-    match kind {
-        ParamKind::Path => "<path>",
-        ParamKind::Identifier | ParamKind::Package => "<name>",
-        ParamKind::Flag => "<flag>",
-        ParamKind::Number => "<number>",
-        ParamKind::Version => "<version>",
-        ParamKind::Date => "<date>",
-        ParamKind::Url => "<url>",
-        ParamKind::String => "<string>",
-        ParamKind::Issue => "<issue>",
-        ParamKind::Pr => "<pr>",
-        ParamKind::Any => "<value>",
-    }
 }
 
 crate::pattern_table! { pub PATTERNS in "mask";

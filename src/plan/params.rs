@@ -369,6 +369,23 @@ pub fn role_before(prefix: &str) -> Option<Role> {
     None
 }
 
+/// The placeholder a value of this type becomes.
+pub fn placeholder(kind: ParamKind) -> &'static str {
+    match kind {
+        ParamKind::Path => "<path>",
+        ParamKind::Identifier | ParamKind::Package => "<name>",
+        ParamKind::Flag => "<flag>",
+        ParamKind::Number => "<number>",
+        ParamKind::Version => "<version>",
+        ParamKind::Date => "<date>",
+        ParamKind::Url => "<url>",
+        ParamKind::String => "<string>",
+        ParamKind::Issue => "<issue>",
+        ParamKind::Pr => "<pr>",
+        ParamKind::Any => "<value>",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -80,7 +80,7 @@ pub fn tokens(text: &str, spans: &[Span]) -> Vec<Token> {
             start: s.start,
             end: s.end,
             text: text[s.start..s.end].to_string(),
-            lower: super::mask::placeholder(s.kind).to_string(),
+            lower: super::params::placeholder(s.kind).to_string(),
             value: Some(i),
             after_break: out.is_empty() || is_break(&gap),
         });
