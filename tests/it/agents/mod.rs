@@ -65,6 +65,12 @@ impl Scratch {
         assert!(git.is_ok_and(|s| s.success()), "git is needed for the agent end-to-end tests");
         std::fs::write(project.join(NOTES), NOTES_BEFORE).unwrap();
         std::fs::write(project.join(GUIDE), guide_text()).unwrap();
+        // The user's own config gives hooks more time than the 2 s default, as a user on a slow
+        // machine would: with every test running at once on two cores a hook process can take
+        // longer to start, link to the server and answer, and then it answers nothing.
+        let config = home.join(".config/refrain");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(config.join("refrain.toml"), "[hooks]\ntimeout_ms = 20000\n").unwrap();
         Scratch { _tmp: tmp, home, project, data }
     }
 
