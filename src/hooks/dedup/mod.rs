@@ -16,7 +16,7 @@ pub mod window;
 mod claude;
 mod codex;
 pub mod gemini;
-mod qwen;
+pub mod qwen;
 mod replay;
 
 pub use replay::{Replayed, replay};
