@@ -17,7 +17,7 @@ pub mod window;
 mod claude;
 mod codex;
 pub mod gemini;
-mod qwen;
+pub mod qwen;
 mod replay;
 
 pub use replay::{Replayed, replay};
@@ -77,9 +77,24 @@ pub fn decide_with(key: &ReadKey, now: &str, seen: &[Seen]) -> Option<Dedup> {
     Some(Dedup { note, path: key.path.clone(), tokens_saved, changed })
 }
 
+/// How long a Claude Code hook waits for the session file to record the call it answers: the
+/// agent appends to it on its own schedule, and on a loaded machine the entries of the calls just
+/// made (the earlier read among them) can land after the hook has started.
+const CLAUDE_RECORD_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
 /// The reads in context according to the agent's session file.
 fn transcript_seen(agent: Agent, p: &Payload) -> Option<Vec<Seen>> {
-    let lines = read_lines(p.transcript_path.as_deref()?)?;
+    let path = p.transcript_path.as_deref()?;
+    let mut lines = read_lines(path)?;
+    if let (Agent::Claude, Some(id)) = (agent, p.tool_use_id.as_deref()) {
+        // Entries are appended in order: once the current call is recorded, so is every read
+        // before it. Until then (never for long), read the file again.
+        let started = std::time::Instant::now();
+        while !records_call(&lines, id) && started.elapsed() < CLAUDE_RECORD_WAIT {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            lines = read_lines(path)?;
+        }
+    }
     Some(seen_in(
         agent,
         &lines,
@@ -87,6 +102,15 @@ fn transcript_seen(agent: Agent, p: &Payload) -> Option<Vec<Seen>> {
         p.tool_call_id.as_deref(),
         p.cwd.as_deref().unwrap_or_default(),
     ))
+}
+
+/// Whether a Claude Code session file's lines hold the tool call `id`.
+fn records_call(lines: &[Value], id: &str) -> bool {
+    lines.iter().rev().any(|e| {
+        e.pointer("/message/content")
+            .and_then(Value::as_array)
+            .is_some_and(|c| c.iter().any(|b| b.get("id").and_then(Value::as_str) == Some(id)))
+    })
 }
 
 /// The reads in context in a session file's lines, leaving out the call being answered.
@@ -163,6 +187,23 @@ mod tests {
         let d = decide(Agent::Claude, &read_payload(&t, "/p/g.md", &edited, json!({"file_path": "/p/g.md"})), None)
             .unwrap();
         assert!(d.changed && d.note.contains("+line seven of the guide"), "{}", d.note);
+    }
+
+    #[test]
+    fn a_session_file_that_records_the_calls_late_still_gets_its_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = transcript(dir.path(), "/p/g.md", &guide(40), &[]);
+        let full = std::fs::read_to_string(&t).unwrap();
+        // The hook starts while the agent has written only the prompt; the rest lands 300 ms later.
+        std::fs::write(&t, full.lines().next().unwrap().to_string() + "\n").unwrap();
+        let (path, rest) = (t.clone(), full.clone());
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            std::fs::write(&path, rest).unwrap();
+        });
+        let d = decide(Agent::Claude, &read_payload(&t, "/p/g.md", &guide(40), json!({"file_path": "/p/g.md"})), None);
+        writer.join().unwrap();
+        assert!(d.is_some_and(|d| d.note.contains("unchanged since your read")));
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub fn seen(lines: &[Value], current: Option<&str>, cwd: &str) -> Vec<Seen> {
 }
 
 /// The entries from the root of the branch ending at the last entry.
-fn branch(lines: &[Value]) -> Vec<&Value> {
+pub(crate) fn branch(lines: &[Value]) -> Vec<&Value> {
     let by_uuid: HashMap<&str, &Value> =
         lines.iter().filter_map(|e| Some((e.get("uuid").and_then(Value::as_str)?, e))).collect();
     let mut out = Vec::new();

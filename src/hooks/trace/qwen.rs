@@ -3,9 +3,9 @@
 //! the model's function calls.
 
 use super::Trace;
+use crate::hooks::dedup::qwen::branch;
 use crate::hooks::{Agent, names};
 use serde_json::{Value, json};
-use std::collections::HashMap;
 
 /// The last turn of the recording.
 pub fn turn(lines: &[Value]) -> Option<Trace> {
@@ -44,22 +44,6 @@ fn user_text(e: &Value) -> Option<String> {
     let parts = e.pointer("/message/parts").and_then(Value::as_array)?;
     let first = parts.iter().find_map(|p| p.get("text").and_then(Value::as_str))?;
     super::is_user_text(first).then(|| first.trim().to_string())
-}
-
-fn branch(lines: &[Value]) -> Vec<&Value> {
-    let by_uuid: HashMap<&str, &Value> =
-        lines.iter().filter_map(|e| Some((e.get("uuid").and_then(Value::as_str)?, e))).collect();
-    let mut out = Vec::new();
-    let mut next = lines.iter().rev().find(|e| e.get("uuid").is_some());
-    while let Some(e) = next {
-        out.push(e);
-        if out.len() > lines.len() {
-            break;
-        }
-        next = e.get("parentUuid").and_then(Value::as_str).and_then(|p| by_uuid.get(p).copied());
-    }
-    out.reverse();
-    out
 }
 
 #[cfg(test)]
