@@ -93,6 +93,8 @@ _MASKS = [
     ("url", re.compile(r"\b(?:https?|ftp|ssh|git)://\S+|\bwww\.\S+")),
     ("string", re.compile(r"\"[^\"]{1,80}\"|'[^'\s][^']{0,79}'|`[^`]{1,80}`")),
     ("path", re.compile(r"(?<![\w<])(?:~|\.{1,2})?/[\w.\-/*~]+|\b[\w\-]+(?:/[\w.\-*]+)+|\b[\w\-]+\.(?:txt|md|rs|py|js|ts|json|toml|yaml|yml|log|csv|tar|gz|zip|sh|c|h|cpp|go|java|html|css|xml|conf|cfg|ini|lock|png|jpg|pdf|iso|img|tgz|bz2|xz|sql|db)\b")),
+    ("path", re.compile(r"(?<![\w<>])\.[A-Za-z][\w.-]*")),  # dotfiles and dot-directories: .env, .cache
+    ("string", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b")),  # hashes, commit ids
     ("version", re.compile(r"\bv?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?\b")),
     ("issue", re.compile(r"(?<!\w)#\d+\b|\b(?:PR|pr|issue)\s*#?\d+\b")),
     ("flag", re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")),

@@ -86,6 +86,7 @@ def main():
     ap.add_argument("--split", default="dev")
     ap.add_argument("--fp32", default="", help="an fp32 ONNX file in model-dir for the agreement check")
     ap.add_argument("--out", default="")
+    ap.add_argument("--combine-from", default="", help="split to fit a (logit, cosine) calibration on")
     args = ap.parse_args()
     md = Path(args.model_dir)
     rows = read_jsonl(WORK / "pairs" / f"{args.split}.jsonl")
@@ -93,10 +94,21 @@ def main():
     int8 = v.score_rows(rows)
     emb = Embedder()
     cos = emb.cosine([r["a"] for r in rows], [r["b"] for r in rows])
+    emb.save()
     cols = {"verifier": int8, "cosine": cos, "cos+gates": gated_cosine(rows, cos)}
+    res_extra = {}
+    if args.combine_from:
+        # a two-feature logistic calibration (verifier logit, cosine) fitted on another split
+        from sklearn.linear_model import LogisticRegression
+        fit_rows = read_jsonl(WORK / "pairs" / f"{args.combine_from}.jsonl")
+        x = np.stack([v.score_rows(fit_rows), emb.cosine([r["a"] for r in fit_rows], [r["b"] for r in fit_rows])], 1)
+        lr = LogisticRegression(C=1.0).fit(x, [r["label"] for r in fit_rows])
+        cols["verifier+cos"] = lr.decision_function(np.stack([int8, cos], 1))
+        res_extra["combined"] = {"fitted_on": args.combine_from, "w_logit": float(lr.coef_[0][0]),
+                                 "w_cosine": float(lr.coef_[0][1]), "bias": float(lr.intercept_[0])}
     rep = report(rows, cols)
     print(table(rep))
-    res = {"split": args.split, "figures": rep}
+    res = {"split": args.split, "figures": rep} | res_extra
     if args.fp32:
         fp = OnnxVerifier(md, args.fp32, threads=1).score_rows(rows)
         p32, p8 = 1 / (1 + np.exp(-fp)), 1 / (1 + np.exp(-int8))

@@ -22,26 +22,21 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+from transformers import AutoTokenizer
 
 from common import SEED, WORK, base_dir, read_jsonl, seed_everything
 from metrics import report
+from model import Verifier
 
 MAX_LEN = 128
 
 
-def student(layers: list[int]):
-    """A BERT cross-encoder with the chosen layers of all-MiniLM-L6-v2 and a fresh head."""
-    d = base_dir()
-    full = AutoModelForSequenceClassification.from_pretrained(d, num_labels=1)
-    keep = torch.nn.ModuleList([full.bert.encoder.layer[i] for i in layers])
-    full.bert.encoder.layer = keep
-    full.config.num_hidden_layers = len(layers)
-    return full
-
-
-def load(path: Path):
-    return AutoModelForSequenceClassification.from_pretrained(path)
+def load(path: Path) -> Verifier:
+    """A checkpoint written by this script (model.pt + train_info.json)."""
+    info = json.load(open(path / "train_info.json"))
+    m = Verifier(base_dir(), info["layers"])
+    m.load_state_dict(torch.load(path / "model.pt", map_location="cpu"))
+    return m.eval()
 
 
 def encode(tok, rows, swap=False):
@@ -57,7 +52,7 @@ def predict(model, tok, rows, batch=128) -> np.ndarray:
     order = sorted(range(len(rows)), key=lambda i: len(rows[i]["a_in"]) + len(rows[i]["b_in"]))
     for i in range(0, len(order), batch):
         chunk = [rows[j] for j in order[i: i + batch]]
-        out.append(model(**encode(tok, chunk)).logits.squeeze(-1).numpy())
+        out.append(model(**encode(tok, chunk)).squeeze(-1).numpy())
     flat = np.concatenate(out) if out else np.zeros(0)
     res = np.empty(len(rows), dtype=np.float32)
     res[np.array(order, dtype=int)] = flat
@@ -101,11 +96,12 @@ def main():
     ap.add_argument("--cap", default="*:12000", help="max pairs per dataset per epoch, ds:n,...")
     ap.add_argument("--teacher", default="", help="checkpoint whose logits the student matches")
     ap.add_argument("--alpha", type=float, default=0.5, help="weight of the distillation loss")
+    ap.add_argument("--calib-lr", type=float, default=1e-2, help="lr of the cosine scale and bias")
     ap.add_argument("--eval-every", type=int, default=600)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--save-initial", action="store_true", help="write the untrained model (calibrated cosine) and stop")
     ap.add_argument("--threads", type=int, default=1, help="1 is faster than 2 on a shared machine")
     ap.add_argument("--dev-cap", type=int, default=400, help="dev pairs per dataset for model selection")
-    ap.add_argument("--freeze-embeddings", type=int, default=1)
     ap.add_argument("--seed", type=int, default=SEED)
     args = ap.parse_args()
 
@@ -115,24 +111,30 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     tok = AutoTokenizer.from_pretrained(base_dir())
     layers = [int(x) for x in args.layers.split(",")]
-    model = student(layers)
-    teacher = load(Path(args.teacher)).eval() if args.teacher else None
+    model = Verifier(base_dir(), layers)
+    teacher = load(Path(args.teacher)) if args.teacher else None
     train = [r for r in read_jsonl(WORK / "pairs/train.jsonl")
              if r["label"] == 1 or r["a_in"].lower().strip() != r["b_in"].lower().strip()]
     dev = balanced(read_jsonl(WORK / "pairs/dev.jsonl"), random.Random(args.seed), {"*": args.dev_cap})
-    if args.freeze_embeddings:
-        model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
     cap = {k: int(v) for k, v in (x.split(":") for x in args.cap.split(","))}
     epoch_rows = balanced(list(train), random.Random(args.seed), cap)
     steps_per_epoch = math.ceil(len(epoch_rows) / args.batch)
     total = int(steps_per_epoch * args.epochs)
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.lr, weight_decay=0.01)
+    calib = [model.scale, model.bias]
+    rest = [p for p in model.parameters() if p.requires_grad and all(p is not c for c in calib)]
+    opt = torch.optim.AdamW([{"params": rest}, {"params": calib, "lr": args.calib_lr, "weight_decay": 0.0}],
+                            lr=args.lr, weight_decay=0.01)
     warm = max(1, total // 20)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm)))
     bce = torch.nn.BCEWithLogitsLoss()
     print(f"train {len(train)} pairs, {len(epoch_rows)} per epoch, {total} steps; dev {len(dev)}", flush=True)
     best, step, t0 = -1.0, 0, time.time()
+    if args.save_initial:
+        torch.save(model.state_dict(), out / "model.pt")
+        json.dump({"step": 0, "score": None, "args": vars(args), "layers": layers,
+                   "scale": model.scale.item(), "bias": model.bias.item()}, open(out / "train_info.json", "w"))
+        return
     log = []
     while step < total:
         for chunk in batches(balanced(list(train), rng, cap), args.batch, rng):
@@ -141,11 +143,11 @@ def main():
             model.train()
             enc = encode(tok, chunk)
             y = torch.tensor([r["label"] for r in chunk], dtype=torch.float32)
-            logits = model(**enc).logits.squeeze(-1)
+            logits = model(**enc).squeeze(-1)
             loss = bce(logits, y)
             if teacher is not None:
                 with torch.no_grad():
-                    t = teacher(**enc).logits.squeeze(-1)
+                    t = teacher(**enc).squeeze(-1)
                 loss = (1 - args.alpha) * loss + args.alpha * torch.nn.functional.mse_loss(logits, t)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -164,9 +166,9 @@ def main():
                     print(f"   {ds:10s} n={r['n']:6d} auc={r['model']['auc']:.3f} r@1%={r['model']['r@1%']:.3f}", flush=True)
                 if s > best:
                     best = s
-                    model.save_pretrained(out)
-                    tok.save_pretrained(out)
-                    json.dump({"step": step, "score": s, "dev": rep, "args": vars(args), "layers": layers},
+                    torch.save(model.state_dict(), out / "model.pt")
+                    json.dump({"step": step, "score": s, "dev": rep, "args": vars(args), "layers": layers,
+                               "scale": model.scale.item(), "bias": model.bias.item()},
                               open(out / "train_info.json", "w"), indent=1)
     json.dump(log, open(out / "train_log.json", "w"), indent=1)
     print(f"best dev score {best:.4f} in {time.time() - t0:.0f}s", flush=True)
