@@ -58,7 +58,7 @@ def _mean(h, m):
 
 
 class Verifier(nn.Module):
-    def __init__(self, base_dir, layers=(0, 2, 4)):
+    def __init__(self, base_dir, layers=(0, 2, 4), bi_feats: bool = False):
         super().__init__()
         bi = AutoModel.from_pretrained(base_dir)
         self.bi_emb = bi.embeddings
@@ -69,7 +69,9 @@ class Verifier(nn.Module):
         self.x_emb.word_embeddings = self.bi_emb.word_embeddings  # shared, frozen
         self.x_layers = nn.ModuleList([copy.deepcopy(bi.encoder.layer[i]) for i in layers])
         d = bi.config.hidden_size
-        self.head = nn.Sequential(nn.Linear(4 * d, 256), nn.GELU(), nn.Linear(256, 1))
+        # bi_feats: the head also reads the bi-encoder's own text vectors (u*v, |u-v|)
+        self.bi_feats = bi_feats
+        self.head = nn.Sequential(nn.Linear((6 if bi_feats else 4) * d, 256), nn.GELU(), nn.Linear(256, 1))
         nn.init.zeros_(self.head[2].weight)
         nn.init.zeros_(self.head[2].bias)
         self.scale = nn.Parameter(torch.tensor(20.0))
@@ -100,11 +102,12 @@ class Verifier(nn.Module):
         for layer in self.bi_layers:
             h = _layer(layer, h, add)
         u, v = _mean(h, seg_a), _mean(h, seg_b)
-        return nn.functional.cosine_similarity(u, v, dim=-1, eps=1e-6)
+        return nn.functional.cosine_similarity(u, v, dim=-1, eps=1e-6), u, v
 
-    def forward(self, input_ids, attention_mask, token_type_ids):
+    def features(self, input_ids, attention_mask, token_type_ids):
+        """(cosine, head input): everything the trainable head reads."""
         with torch.no_grad():
-            cos = self.cosine(input_ids, attention_mask, token_type_ids)
+            cos, bu, bv = self.cosine(input_ids, attention_mask, token_type_ids)
         m = attention_mask.to(torch.float32)
         seg_b = m * (token_type_ids == 1).to(torch.float32)
         seg_a = m - seg_b
@@ -114,6 +117,14 @@ class Verifier(nn.Module):
         for layer in self.x_layers:
             h = _layer(layer, h, add)
         u, v = _mean(h, seg_a), _mean(h, seg_b)
-        feats = torch.cat([h[:, 0], u * v, (u - v).abs(), u + v], -1)
+        parts = [h[:, 0], u * v, (u - v).abs(), u + v]
+        if self.bi_feats:
+            bu = nn.functional.normalize(bu, dim=-1)
+            bv = nn.functional.normalize(bv, dim=-1)
+            parts += [bu * bv * 20.0, (bu - bv).abs() * 20.0]
+        return cos, torch.cat(parts, -1)
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        cos, feats = self.features(input_ids, attention_mask, token_type_ids)
         logit = self.scale * cos + self.bias + self.head(feats).squeeze(-1)
         return logit.unsqueeze(-1)

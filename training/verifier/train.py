@@ -34,7 +34,7 @@ MAX_LEN = 128
 def load(path: Path) -> Verifier:
     """A checkpoint written by this script (model.pt + train_info.json)."""
     info = json.load(open(path / "train_info.json"))
-    m = Verifier(base_dir(), info["layers"])
+    m = Verifier(base_dir(), info["layers"], info.get("bi_feats", False))
     m.load_state_dict(torch.load(path / "model.pt", map_location="cpu"))
     return m.eval()
 
