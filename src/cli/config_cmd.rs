@@ -1,6 +1,11 @@
-//! `refrain config`: the resolved configuration and where each value came from.
+//! `refrain config`: the resolved configuration, where each value came from, which project config
+//! files were read (trusted or not), and which of their settings were refused.
+//!
+//! Exits with status 1 when a setting was refused, so a script (or a person) notices that the
+//! project asks for more than refrain gave it.
 
 use super::GlobalArgs;
+use crate::config::{Source, keys, user_file};
 use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;
@@ -13,24 +18,68 @@ pub struct ConfigArgs {
     json: bool,
 }
 
-/// Prints the configuration.
+/// Prints the configuration; status 1 when a project setting was refused.
 pub fn run(global: &GlobalArgs, args: ConfigArgs) -> anyhow::Result<ExitCode> {
     let (project, sourced) = super::resolve(global, None)?;
     let mut out = std::io::stdout().lock();
-    if args.json {
-        let rows: Vec<_> = sourced
-            .sources
-            .iter()
-            .map(|(k, (v, s))| serde_json::json!({"key": k, "value": v, "source": s.to_string()}))
-            .collect();
-        let doc = serde_json::json!({"project": project.root, "data_dir": project.dir, "settings": rows});
-        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
-    } else {
-        writeln!(out, "project  {}\ndata dir {}\n", project.root.display(), project.dir.display())?;
-        let width = sourced.sources.keys().map(String::len).max().unwrap_or(0);
-        for (key, (value, source)) in &sourced.sources {
-            writeln!(out, "{key:width$}  {value}  ({source})")?;
+    let mut rows: Vec<(String, String, String)> =
+        sourced.sources.iter().map(|(k, (v, s))| (k.clone(), v.clone(), s.to_string())).collect();
+    // Keys with no value (optional settings left unset) are listed too, so every key shows.
+    for rule in keys::RULES {
+        if !rows.iter().any(|(k, _, _)| k == rule.key || k.starts_with(&format!("{}.", rule.key))) {
+            rows.push((rule.key.to_string(), "(not set)".into(), Source::Default.to_string()));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    rows.sort();
+    let refused = &sourced.config.refused;
+    if args.json {
+        let files: Vec<_> = sourced
+            .project_files
+            .iter()
+            .map(|f| serde_json::json!({"path": f.path, "sha256": f.sha256, "trusted": f.trusted}))
+            .collect();
+        let settings: Vec<_> = rows
+            .iter()
+            .map(|(k, v, s)| {
+                let level = keys::rule(k).map(|r| r.level.describe()).unwrap_or_default();
+                serde_json::json!({"key": k, "value": v, "source": s, "project_may_set": level})
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "project": project.root,
+            "data_dir": project.dir,
+            "user_file": user_file(),
+            "project_files": files,
+            "settings": settings,
+            "refused": refused,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+    } else {
+        writeln!(out, "project  {}\ndata dir {}", project.root.display(), project.dir.display())?;
+        if let Some(f) = user_file() {
+            let state = if f.is_file() { "" } else { " (absent)" };
+            writeln!(out, "user     {}{state}", f.display())?;
+        }
+        for f in &sourced.project_files {
+            let state = if f.trusted { "trusted" } else { "not trusted: `refrain trust` allows its other settings" };
+            writeln!(
+                out,
+                "project  {} (sha256 {}, {state})",
+                f.path.display(),
+                f.sha256.get(..12).unwrap_or_default()
+            )?;
+        }
+        writeln!(out)?;
+        let width = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(0);
+        for (key, value, source) in &rows {
+            writeln!(out, "{key:width$}  {value}  ({source})")?;
+        }
+        if !refused.is_empty() {
+            writeln!(out, "\nrefused ({}): these project settings are ignored", refused.len())?;
+            for r in refused {
+                writeln!(out, "  {r}")?;
+            }
+        }
+    }
+    Ok(if refused.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

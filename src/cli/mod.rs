@@ -18,6 +18,7 @@ mod hook;
 mod install;
 mod plans;
 mod serve;
+mod trust_cmd;
 
 use crate::config::{Config, Overrides, Sourced};
 use crate::project::Project;
@@ -56,8 +57,10 @@ pub struct GlobalArgs {
 enum Command {
     /// Run the MCP server (stdio by default; --http for streamable HTTP and SSE).
     Serve(serve::ServeArgs),
-    /// Print the resolved configuration and where each value came from.
+    /// Print the resolved configuration, where each value came from and what was refused.
     Config(config_cmd::ConfigArgs),
+    /// Allow the project's config file, exactly as it is now, to set what project files may not.
+    Trust(trust_cmd::TrustArgs),
     /// The plan library: list, show, evict, export and import (JSON lines).
     Plans(plans::PlansArgs),
     /// Rerunnable benchmarks against the real binary (core, results, prompt, plans, clinc).
@@ -77,9 +80,11 @@ enum Command {
 /// Parses the command line and runs the command.
 pub fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
+    check_patterns()?;
     match cli.command {
         Command::Serve(args) => serve::run(&cli.global, args),
         Command::Config(args) => config_cmd::run(&cli.global, args),
+        Command::Trust(args) => trust_cmd::run(&cli.global, args),
         Command::Plans(args) => plans::run(&cli.global, args),
         Command::Bench(args) => bench::run(&cli.global, args),
         Command::Explain(args) => explain::run(&cli.global, args),
@@ -90,20 +95,50 @@ pub fn main() -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The project and configuration a command works on.
-pub fn resolve(global: &GlobalArgs, token: Option<String>) -> anyhow::Result<(Project, Sourced)> {
-    let flags = Overrides {
+/// Every built-in regex table compiles and catches its samples, or refrain does not start.
+fn check_patterns() -> Result<usize, crate::patterns::Error> {
+    let secrets = crate::results::secrets::RULES.iter().map(|r| r.pattern());
+    let plans = crate::plan::params::PATTERNS.iter().chain(crate::plan::fill::PATTERNS).copied();
+    crate::patterns::check_all(secrets.chain(plans))
+}
+
+fn flags(global: &GlobalArgs, token: Option<String>) -> Overrides {
+    Overrides {
         home: global.home.clone(),
         log_file: global.log_file.clone(),
         token,
         model_dir: global.model_dir.clone(),
-    };
+    }
+}
+
+/// The project (its data dir under the user's home) and that home, from the user's own settings
+/// only: no project config file is read.
+pub fn locate(global: &GlobalArgs) -> anyhow::Result<(Project, PathBuf)> {
+    let home = Config::load(None, &flags(global, None))?.config.home();
+    Ok((Project::resolve(global.project.as_deref(), &home)?, home))
+}
+
+/// The project and configuration a command works on. Settings the project's config file may not
+/// give are left out (`config.refused` lists them).
+pub fn resolve(global: &GlobalArgs, token: Option<String>) -> anyhow::Result<(Project, Sourced)> {
+    let flags = flags(global, token);
     // Resolve the project against the home the env/flags give, then load the project's config file.
     let pre = Config::load(None, &flags)?;
     let project = Project::resolve(global.project.as_deref(), &pre.config.home())?;
     let sourced = Config::load(Some(&project.root), &flags)?;
     let project = Project::at(project.root, &sourced.config.home());
     Ok((project, sourced))
+}
+
+/// Says on stderr, and in the log, which project settings were refused (the server runs without
+/// them).
+pub fn warn_refused(config: &Config) {
+    for r in &config.refused {
+        tracing::warn!(key = %r.key, file = %r.file.display(), reason = %r.reason, "project setting refused");
+        if config.server.log_file.is_some() {
+            eprintln!("refrain: {r}");
+        }
+    }
 }
 
 /// Starts tracing to stderr or the configured log file. Safe to call once per process.

@@ -23,6 +23,7 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let (project, sourced) = super::resolve(global, args.token.clone())?;
     let config = sourced.config;
     super::init_logging(&config);
+    super::warn_refused(&config);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let max = config.server.max_message_bytes;

@@ -1,21 +1,27 @@
 //! One `Config`, merged once: defaults < `refrain.toml` (user, then project) < `REFRAIN_*` env < flags.
 //!
 //! This module is the only place that reads the environment for settings. Each section lives in its
-//! own file; `refrain config` prints the resolved values and where each came from.
+//! own file; `keys` says who may set each key, `screen` holds a project file to that, `trust` keeps
+//! the user's `refrain trust` records, and `refrain config` prints the resolved values, where each
+//! came from and what was refused.
 
+pub mod keys;
 mod model;
 mod plans;
 mod prompt;
 mod results;
+pub mod screen;
 mod server;
 mod sources;
+pub mod trust;
 
 pub use model::ModelConfig;
 pub use plans::{LlmConfig, PlansConfig};
 pub use prompt::PromptConfig;
 pub use results::ResultsConfig;
+pub use screen::Refused;
 pub use server::{HooksConfig, ServerConfig, StoreConfig};
-pub use sources::{Source, Sourced};
+pub use sources::{ProjectFile, Source, Sourced, project_files, read_table, user_file};
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -41,6 +47,10 @@ pub struct Config {
     pub prompt: PromptConfig,
     /// Agent hook behaviour.
     pub hooks: HooksConfig,
+    /// Settings a project's config file gave that were refused (not a key: filled in by `load`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub refused: Vec<Refused>,
 }
 
 /// Errors while resolving the configuration.

@@ -3,6 +3,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// Result cache limits and thresholds.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -24,6 +25,9 @@ pub struct ResultsConfig {
     pub semantic_verify: bool,
     /// Tools never cached, whatever the caller says.
     pub disabled_tools: Vec<String>,
+    /// Directories outside the project that cached results may depend on (results may always
+    /// depend on files inside the project; nothing else is read or hashed).
+    pub allowed_roots: Vec<PathBuf>,
 }
 
 impl Default for ResultsConfig {
@@ -37,6 +41,7 @@ impl Default for ResultsConfig {
             semantic_threshold: 0.80,
             semantic_verify: true,
             disabled_tools: Vec::new(),
+            allowed_roots: Vec::new(),
         }
     }
 }

@@ -1,8 +1,18 @@
-//! Layer merging: defaults < user `refrain.toml` < project `refrain.toml` < env < flags.
+//! Layering with figment: defaults < the user's `refrain.toml` < the project's `refrain.toml` and
+//! `.refrain.toml` (screened by trust) < `REFRAIN_*` env < flags.
 //!
-//! Every leaf value remembers which layer set it, so `refrain config` can say where it came from.
+//! figment rather than config-rs: every value figment merges keeps a tag naming the provider that
+//! set it, so the per-key source report is `find_metadata` instead of bookkeeping of our own, and
+//! a provider is a two-method trait, so each layer (a screened project file, one env var, one
+//! flag) is its own provider named after its source. It is used without features: files are
+//! parsed with the `toml` crate refrain already uses, so the project file can be screened as a
+//! table before it becomes a layer.
 
+use super::screen::screen;
+use super::trust::{TrustDb, digest};
 use super::{Config, Error, Overrides};
+use figment::value::{Dict, Map};
+use figment::{Figment, Metadata, Profile, Provider, providers::Serialized};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -13,8 +23,10 @@ use toml::{Table, Value};
 pub enum Source {
     /// The built-in default.
     Default,
-    /// A config file.
+    /// The user's own config file.
     File(PathBuf),
+    /// A project's config file; `true` when the user trusted its exact content.
+    Project(PathBuf, bool),
     /// An environment variable.
     Env(String),
     /// A command-line flag.
@@ -26,19 +38,34 @@ impl fmt::Display for Source {
         match self {
             Source::Default => write!(f, "default"),
             Source::File(p) => write!(f, "file {}", p.display()),
+            Source::Project(p, false) => write!(f, "project file {}", p.display()),
+            Source::Project(p, true) => write!(f, "trusted project file {}", p.display()),
             Source::Env(v) => write!(f, "env {v}"),
             Source::Flag(v) => write!(f, "flag {v}"),
         }
     }
 }
 
-/// The resolved configuration and the source of every leaf value.
+/// A project config file as read, and whether the user trusted this content.
+#[derive(Debug, Clone)]
+pub struct ProjectFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Hex sha256 of its content.
+    pub sha256: String,
+    /// Whether `refrain trust` covers exactly this content.
+    pub trusted: bool,
+}
+
+/// The resolved configuration, the source of every leaf value, and what was refused.
 #[derive(Debug, Clone)]
 pub struct Sourced {
-    /// The merged configuration.
+    /// The merged configuration (its `refused` lists the settings project files were denied).
     pub config: Config,
     /// Dotted key -> (value as TOML, where it came from).
     pub sources: BTreeMap<String, (String, Source)>,
+    /// The project's config files found.
+    pub project_files: Vec<ProjectFile>,
 }
 
 /// Env vars with a fixed meaning; `REFRAIN__SECTION__KEY` reaches any other key.
@@ -50,60 +77,123 @@ const NAMED_ENV: &[(&str, &str)] = &[
     ("REFRAIN_LOG_FILE", "server.log_file"),
 ];
 
+/// One layer: a table and the source named in reports and errors.
+struct Layer {
+    source: Source,
+    table: Table,
+}
+
+impl Provider for Layer {
+    fn metadata(&self) -> Metadata {
+        Metadata::named(self.source.to_string())
+    }
+
+    fn data(&self) -> Result<Map<Profile, Dict>, figment::Error> {
+        Serialized::defaults(&self.table).data()
+    }
+}
+
 pub(super) fn resolve(project_root: Option<&Path>, flags: &Overrides) -> Result<Sourced, Error> {
     let defaults = Value::try_from(Config::default())
         .map_err(|e| Error::Invalid { origin: "defaults".into(), message: e.to_string() })?;
-    let mut merged = defaults.as_table().cloned().unwrap_or_default();
-    let mut sources = BTreeMap::new();
-    record(&merged, "", &Source::Default, &mut sources);
+    let defaults = Layer { source: Source::Default, table: defaults.as_table().cloned().unwrap_or_default() };
+    let mut user = Vec::new();
+    if let Some(path) = user_file().filter(|p| p.is_file()) {
+        let (_, table) = read_table(&path)?;
+        user.push(Layer { source: Source::File(path), table });
+    }
+    let late: Vec<Layer> = env_layers().into_iter().chain(flag_layers(flags)).collect();
 
-    for path in config_files(project_root) {
-        if !path.is_file() {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
-        let table: Table = text.parse().map_err(|e: toml::de::Error| Error::Invalid {
-            origin: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        overlay(&mut merged, &table, "", &Source::File(path.clone()), &mut sources);
-    }
-    for (var, value) in std::env::vars() {
-        if let Some(key) = env_key(&var) {
-            set(&mut merged, &key, parse_scalar(&value), Source::Env(var.clone()), &mut sources);
-        }
-    }
-    let flag_values = [
-        ("--home", "store.home", flags.home.as_ref().map(|p| p.display().to_string())),
-        ("--log-file", "server.log_file", flags.log_file.as_ref().map(|p| p.display().to_string())),
-        ("--token", "server.token", flags.token.clone()),
-        ("--model-dir", "model.dir", flags.model_dir.as_ref().map(|p| p.display().to_string())),
-    ];
-    for (flag, key, value) in flag_values {
-        if let Some(v) = value {
-            set(&mut merged, key, Value::String(v), Source::Flag(flag.into()), &mut sources);
+    // What the user's own settings give, before any project file: the home (where trust records
+    // live) and the values a project may only lower.
+    let mine = stack(&defaults, &user, &[], &late);
+    let user_config: Config = extract(&mine)?;
+    let mine_table: Table = mine.extract().unwrap_or_default();
+    let base = |key: &str| lookup(&mine_table, key);
+
+    let (mut project, mut refused, mut files) = (Vec::new(), Vec::new(), Vec::new());
+    if let Some(root) = project_root {
+        let trust = TrustDb::load(&user_config.home())?;
+        for path in project_files(root) {
+            let (sha256, table) = read_table(&path)?;
+            let trusted = trust.allows(&path, &sha256);
+            let (kept, denied) = screen(table, &path, trusted, base);
+            refused.extend(denied);
+            project.push(Layer { source: Source::Project(path.clone(), trusted), table: kept });
+            files.push(ProjectFile { path, sha256, trusted });
         }
     }
-    let config: Config = Value::Table(merged).try_into().map_err(|e: toml::de::Error| Error::Invalid {
-        origin: "merged configuration".into(),
-        message: e.to_string(),
-    })?;
-    Ok(Sourced { config, sources })
+    let figment = stack(&defaults, &user, &project, &late);
+    let mut config: Config = extract(&figment)?;
+    config.refused = refused;
+    let sources = report(&figment, [&defaults].into_iter().chain(&user).chain(&project).chain(&late));
+    Ok(Sourced { config, sources, project_files: files })
 }
 
-/// The user file, then the project file (later files win).
-fn config_files(project_root: Option<&Path>) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    if let Ok(p) = std::env::var("REFRAIN_CONFIG") {
-        files.push(PathBuf::from(p));
-    } else if let Some(dirs) = directories::ProjectDirs::from("dev", "refrain", "refrain") {
-        files.push(dirs.config_dir().join("refrain.toml"));
+/// The project's config files that exist, in the order they apply.
+pub fn project_files(root: &Path) -> Vec<PathBuf> {
+    [root.join("refrain.toml"), root.join(".refrain.toml")].into_iter().filter(|p| p.is_file()).collect()
+}
+
+/// Reads and parses a config file; its content digest and table (one read, so what is hashed is
+/// what is parsed).
+pub fn read_table(path: &Path) -> Result<(String, Table), Error> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
+    let text = String::from_utf8_lossy(&bytes);
+    let table = text
+        .parse::<Table>()
+        .map_err(|e| Error::Invalid { origin: path.display().to_string(), message: e.to_string() })?;
+    Ok((digest(&bytes), table))
+}
+
+/// The user's own config file: `REFRAIN_CONFIG`, else `refrain.toml` in the user's config dir.
+pub fn user_file() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("REFRAIN_CONFIG") {
+        return Some(PathBuf::from(p));
     }
-    if let Some(root) = project_root {
-        files.push(root.join("refrain.toml"));
-        files.push(root.join(".refrain.toml"));
+    directories::ProjectDirs::from("dev", "refrain", "refrain").map(|d| d.config_dir().join("refrain.toml"))
+}
+
+fn stack(defaults: &Layer, user: &[Layer], project: &[Layer], late: &[Layer]) -> Figment {
+    let mut f = Figment::from(defaults);
+    for layer in user.iter().chain(project).chain(late) {
+        f = f.merge(layer);
     }
-    files
+    f
+}
+
+fn extract(figment: &Figment) -> Result<Config, Error> {
+    figment.extract().map_err(|e| Error::Invalid { origin: "the configuration".into(), message: e.to_string() })
+}
+
+fn env_layers() -> Vec<Layer> {
+    let mut vars: Vec<(String, String)> = std::env::vars().collect();
+    vars.sort();
+    vars.into_iter()
+        .filter_map(|(var, raw)| {
+            let key = env_key(&var)?;
+            let mut table = Table::new();
+            set(&mut table, &key, parse_scalar(&raw));
+            Some(Layer { source: Source::Env(var), table })
+        })
+        .collect()
+}
+
+fn flag_layers(flags: &Overrides) -> Vec<Layer> {
+    let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    [
+        ("--home", "store.home", path(&flags.home)),
+        ("--log-file", "server.log_file", path(&flags.log_file)),
+        ("--token", "server.token", flags.token.clone()),
+        ("--model-dir", "model.dir", path(&flags.model_dir)),
+    ]
+    .into_iter()
+    .filter_map(|(flag, key, value)| {
+        let mut table = Table::new();
+        set(&mut table, key, Value::String(value?));
+        Some(Layer { source: Source::Flag(flag.into()), table })
+    })
+    .collect()
 }
 
 fn env_key(var: &str) -> Option<String> {
@@ -123,20 +213,7 @@ fn parse_scalar(raw: &str) -> Value {
         .unwrap_or_else(|| Value::String(raw.to_string()))
 }
 
-fn overlay(base: &mut Table, top: &Table, prefix: &str, src: &Source, out: &mut BTreeMap<String, (String, Source)>) {
-    for (k, v) in top {
-        let path = join(prefix, k);
-        match (base.get_mut(k), v) {
-            (Some(Value::Table(b)), Value::Table(t)) => overlay(b, t, &path, src, out),
-            _ => {
-                base.insert(k.clone(), v.clone());
-                record_value(v, &path, src, out);
-            }
-        }
-    }
-}
-
-fn set(base: &mut Table, dotted: &str, value: Value, src: Source, out: &mut BTreeMap<String, (String, Source)>) {
+fn set(base: &mut Table, dotted: &str, value: Value) {
     let mut parts: Vec<&str> = dotted.split('.').collect();
     let Some(last) = parts.pop() else { return };
     let mut table = base;
@@ -145,63 +222,47 @@ fn set(base: &mut Table, dotted: &str, value: Value, src: Source, out: &mut BTre
         let Value::Table(t) = entry else { return };
         table = t;
     }
-    record_value(&value, dotted, &src, out);
     table.insert(last.to_string(), value);
 }
 
-fn record(table: &Table, prefix: &str, src: &Source, out: &mut BTreeMap<String, (String, Source)>) {
-    for (k, v) in table {
-        record_value(v, &join(prefix, k), src, out);
+fn lookup(table: &Table, dotted: &str) -> Option<Value> {
+    let mut parts = dotted.split('.');
+    let mut cur = table.get(parts.next()?)?;
+    for part in parts {
+        cur = cur.as_table()?.get(part)?;
     }
+    Some(cur.clone())
 }
 
-fn record_value(v: &Value, path: &str, src: &Source, out: &mut BTreeMap<String, (String, Source)>) {
-    match v {
-        Value::Table(t) => record(t, path, src, out),
-        other => {
-            let shown = if path.ends_with("token") { "\"<redacted>\"".to_string() } else { other.to_string() };
-            out.insert(path.to_string(), (shown, src.clone()));
+/// Every leaf of the merged configuration with its value and the layer that set it.
+fn report<'a>(figment: &Figment, layers: impl Iterator<Item = &'a Layer>) -> BTreeMap<String, (String, Source)> {
+    let by_name: BTreeMap<String, Source> = layers.map(|l| (l.source.to_string(), l.source.clone())).collect();
+    let merged: Table = figment.extract().unwrap_or_default();
+    let mut leaves = Vec::new();
+    leaves_of(&merged, "", &mut leaves);
+    leaves
+        .into_iter()
+        .map(|(key, value)| {
+            let source = figment
+                .find_metadata(&key)
+                .and_then(|m| by_name.get(m.name.as_ref()))
+                .cloned()
+                .unwrap_or(Source::Default);
+            let shown = if key.ends_with("token") { "\"<redacted>\"".to_string() } else { value.to_string() };
+            (key, (shown, source))
+        })
+        .collect()
+}
+
+fn leaves_of(table: &Table, prefix: &str, out: &mut Vec<(String, Value)>) {
+    for (k, v) in table {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match v {
+            Value::Table(t) if !t.is_empty() => leaves_of(t, &key, out),
+            other => out.push((key, other.clone())),
         }
     }
 }
 
-fn join(prefix: &str, key: &str) -> String {
-    if prefix.is_empty() { key.to_string() } else { format!("{prefix}.{key}") }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn env_keys_map_to_dotted_paths() {
-        assert_eq!(env_key("REFRAIN_HOME").as_deref(), Some("store.home"));
-        assert_eq!(env_key("REFRAIN__RESULTS__DEFAULT_TTL_SECS").as_deref(), Some("results.default_ttl_secs"));
-        assert_eq!(env_key("HOME"), None);
-    }
-
-    #[test]
-    fn env_scalars_parse_as_toml_when_they_can() {
-        assert_eq!(parse_scalar("42"), Value::Integer(42));
-        assert_eq!(parse_scalar("true"), Value::Boolean(true));
-        assert_eq!(parse_scalar("/tmp/x"), Value::String("/tmp/x".into()));
-    }
-
-    #[test]
-    fn project_file_overrides_default_and_is_reported() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("refrain.toml"), "[results]\ndefault_ttl_secs = 60\n").unwrap();
-        let s = resolve(Some(dir.path()), &Overrides::default()).unwrap();
-        assert_eq!(s.config.results.default_ttl_secs, 60);
-        let (_, src) = &s.sources["results.default_ttl_secs"];
-        assert!(matches!(src, Source::File(_)));
-    }
-
-    #[test]
-    fn unknown_keys_are_rejected_with_the_file_named() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("refrain.toml"), "[results]\nbogus = 1\n").unwrap();
-        let err = resolve(Some(dir.path()), &Overrides::default()).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(err.contains("bogus"), "{err}");
-    }
-}
+mod tests;

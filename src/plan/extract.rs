@@ -141,7 +141,10 @@ fn candidates(context: &Map<String, Value>, parsed: &[params::Param]) -> Vec<Can
             uses: 0,
         });
     }
-    out.retain(|c| c.value.chars().count() >= 2 || c.value.chars().all(|ch| ch.is_ascii_digit()));
+    // An empty value matches everywhere and generalises nothing, so it never becomes a slot.
+    out.retain(|c| {
+        c.value.chars().count() >= 2 || (!c.value.is_empty() && c.value.chars().all(|ch| ch.is_ascii_digit()))
+    });
     out
 }
 
@@ -196,6 +199,10 @@ fn replace_values(s: &str, cands: &mut [Candidate], order: &[usize]) -> String {
 }
 
 fn replace_in(seg: &str, value: &str, with: &str) -> (String, usize) {
+    if value.is_empty() {
+        // `find("")` matches at every position without advancing: nothing to replace.
+        return (seg.to_string(), 0);
+    }
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
     let mut out = String::with_capacity(seg.len());
     let mut n = 0;
@@ -245,6 +252,18 @@ mod tests {
         assert_eq!(e.template.steps[0].inputs, json!({"path": "{{params.file}}"}));
         assert_eq!(e.template.steps[2].inputs, json!({"cmd": "cargo run -- {{params.flag}}"}));
         assert_eq!(e.confidence, 1.0);
+    }
+
+    #[test]
+    fn empty_context_values_are_no_slot_and_do_not_loop() {
+        let t = trace(json!({
+            "context": {"x": "", "file": "src/main.rs"},
+            "steps": [{"tool": "Read", "inputs": {"path": "src/main.rs"}}, {"tool": "Bash", "inputs": "cargo test"}]
+        }));
+        let e = extract("check src/main.rs", &t).unwrap();
+        let names: Vec<&str> = e.template.slots.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, vec!["file"]);
+        assert_eq!(replace_in("abc", "", "X"), ("abc".to_string(), 0));
     }
 
     #[test]

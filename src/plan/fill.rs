@@ -6,18 +6,16 @@
 
 use super::params::{Param, ParamKind};
 use super::template::{PlanTemplate, Step};
-use regex::Regex;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
-use std::sync::LazyLock;
 
-/// `{{params.a.b}}` / `{{outputs.y}}`: group 1 the namespace, 2 the name, 3 the nested path.
-pub static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\{\{\s*(params|outputs)\.([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}")
-        .unwrap_or_else(|_| unreachable!())
-});
+crate::pattern_table! { pub PATTERNS in "fill";
+    /// `{{params.a.b}}` / `{{outputs.y}}`: group 1 the namespace, 2 the name, 3 the nested path.
+    pub PLACEHOLDER = r"\{\{\s*(params|outputs)\.([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}",
+        "{{params.a.b}}";
+}
 
 /// Where a slot's value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]

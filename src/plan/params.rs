@@ -4,10 +4,8 @@
 //! Each match is masked in a skeleton (`<flag>`, `<path>`...) so the rest of the normaliser sees
 //! only structure. Values never reach the bucket key.
 
-use regex::Regex;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
-use std::sync::LazyLock;
 
 /// The type of an extracted value (also the type a template slot declares).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
@@ -114,42 +112,48 @@ pub struct Param {
     pub role: Option<Role>,
 }
 
-macro_rules! re {
-    ($name:ident, $pat:expr) => {
-        static $name: LazyLock<Regex> =
-            LazyLock::new(|| Regex::new($pat).unwrap_or_else(|_| Regex::new("$^").unwrap_or_else(|_| unreachable!())));
-    };
+crate::pattern_table! { pub PATTERNS in "params";
+    URL_RE = r#"https?://[^\s<>`"')\]]+"#,
+        "see https://example.com/x";
+    BACKTICK_RE = r"`([^`\n]+)`",
+        "rename `run_server`";
+    DQUOTE_RE = r#""([^"\n]+)""#,
+        "say \"hello there\"";
+    SQUOTE_RE = r"(?:^|\s)'([^'\n]+)'(?:$|[\s.,;:!?])",
+        "say 'hello' now";
+    PR_RE = r"(?i)\b(?:pr|pull request|merge request|mr)\s*#?\s*(\d+)\b",
+        "review PR #42";
+    ISSUE_RE = r"(?i)(?:\b(?:issue|ticket|bug)\s*#?\s*(\d+)\b|#(\d+)\b)",
+        "fix issue 12";
+    DATE_RE = r"\b(\d{4}-\d{2}-\d{2})\b",
+        "since 2024-05-01";
+    VERSION_RE = r"(?:^|[\s@=(])(v?\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?)\b",
+        "bump to 1.10.2";
+    FLAG_RE = r"(?:^|[\s(\[])(--?[A-Za-z][A-Za-z0-9-]*)(?:=\S+)?",
+        "add a --verbose flag";
+    PATH_RE = r"(?i)(?:^|[\s(\[])((?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*|(?:[\w-]+(?:\.[\w-]+)*\.(?:rs|toml|json|ya?ml|md|txt|py|js|mjs|cjs|ts|tsx|jsx|go|java|kt|c|h|cc|cpp|hpp|cs|rb|php|sh|sql|lock|cfg|ini|env|html|css|scss|vue|svelte|swift|proto|graphql|xml|gradle|mod|sum|csv|lua|ex|exs|zig|tf)|Dockerfile|Makefile|Justfile|Cargo\.toml)\b)",
+        "edit src/main.rs";
+    NUMBER_RE = r"(?:^|[\s(=])(\d+(?:\.\d+)?)\b",
+        "older than 30 days";
+    IDENT_RE = r"^[A-Za-z_][A-Za-z0-9_:.<>!?-]*(?:\(\))?$",
+        "run_server";
+    FLAG_ONLY_RE = r"^--?[A-Za-z][A-Za-z0-9-]*(?:=\S+)?$",
+        "--verbose";
+    VERSION_ONLY_RE = r"^[v^~=<>]*\d+(?:\.\d+){0,3}(?:-[0-9A-Za-z.]+)?$",
+        "v1.2.3";
+    DATE_ONLY_RE = r"^\d{4}-\d{2}-\d{2}$",
+        "2024-05-01";
+    PACKAGE_ONLY_RE = r"^@?[A-Za-z0-9][A-Za-z0-9_.@/-]*$",
+        "@types/node";
+    PACKAGE_AFTER_VERB_RE = r"(?i)\b(?:bump|bumping|raise|raising|upgrade|upgrading|update|updating|downgrade|downgrading|pin|pinning|add|adding|remove|removing|drop|dropping|install|installing|uninstall|uninstalling|delete|deleting|replace|replacing)\s+(?:the\s+)?(?:(?:dependency|dep|crate|package|library|gem|module)\s+)?(@?[a-z][a-z0-9_.@/-]*)",
+        "bump serde to 1.0.200";
+    PACKAGE_BEFORE_NOUN_RE = r"(?i)\b(@?[a-z][a-z0-9_.@/-]*)\s+(?:dependency|dep|crate|package|library|gem)\b",
+        "the serde dependency";
+    DEP_WORD_RE = r"(?i)\b(?:dependency|dependencies|dep|deps|crate|crates|package|packages|library|libraries|gem|gems)\b",
+        "add a dependency";
+    INSTALL_RE = r"(?i)\b(?:install|uninstall|bump|upgrade|downgrade|pin)\w*\b",
+        "install ripgrep";
 }
-
-re!(URL_RE, r#"https?://[^\s<>`"')\]]+"#);
-re!(BACKTICK_RE, r"`([^`\n]+)`");
-re!(DQUOTE_RE, r#""([^"\n]+)""#);
-re!(SQUOTE_RE, r"(?:^|\s)'([^'\n]+)'(?:$|[\s.,;:!?])");
-re!(PR_RE, r"(?i)\b(?:pr|pull request|merge request|mr)\s*#?\s*(\d+)\b");
-re!(ISSUE_RE, r"(?i)(?:\b(?:issue|ticket|bug)\s*#?\s*(\d+)\b|#(\d+)\b)");
-re!(DATE_RE, r"\b(\d{4}-\d{2}-\d{2})\b");
-re!(VERSION_RE, r"(?:^|[\s@=(])(v?\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?)\b");
-re!(FLAG_RE, r"(?:^|[\s(\[])(--?[A-Za-z][A-Za-z0-9-]*)(?:=\S+)?");
-re!(
-    PATH_RE,
-    r"(?i)(?:^|[\s(\[])((?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*|(?:[\w-]+(?:\.[\w-]+)*\.(?:rs|toml|json|ya?ml|md|txt|py|js|mjs|cjs|ts|tsx|jsx|go|java|kt|c|h|cc|cpp|hpp|cs|rb|php|sh|sql|lock|cfg|ini|env|html|css|scss|vue|svelte|swift|proto|graphql|xml|gradle|mod|sum|csv|lua|ex|exs|zig|tf)|Dockerfile|Makefile|Justfile|Cargo\.toml)\b)"
-);
-re!(NUMBER_RE, r"(?:^|[\s(=])(\d+(?:\.\d+)?)\b");
-re!(IDENT_RE, r"^[A-Za-z_][A-Za-z0-9_:.<>!?-]*(?:\(\))?$");
-re!(FLAG_ONLY_RE, r"^--?[A-Za-z][A-Za-z0-9-]*(?:=\S+)?$");
-re!(VERSION_ONLY_RE, r"^[v^~=<>]*\d+(?:\.\d+){0,3}(?:-[0-9A-Za-z.]+)?$");
-re!(DATE_ONLY_RE, r"^\d{4}-\d{2}-\d{2}$");
-re!(PACKAGE_ONLY_RE, r"^@?[A-Za-z0-9][A-Za-z0-9_.@/-]*$");
-re!(
-    PACKAGE_AFTER_VERB_RE,
-    r"(?i)\b(?:bump|bumping|raise|raising|upgrade|upgrading|update|updating|downgrade|downgrading|pin|pinning|add|adding|remove|removing|drop|dropping|install|installing|uninstall|uninstalling|delete|deleting|replace|replacing)\s+(?:the\s+)?(?:(?:dependency|dep|crate|package|library|gem|module)\s+)?(@?[a-z][a-z0-9_.@/-]*)"
-);
-re!(PACKAGE_BEFORE_NOUN_RE, r"(?i)\b(@?[a-z][a-z0-9_.@/-]*)\s+(?:dependency|dep|crate|package|library|gem)\b");
-re!(
-    DEP_WORD_RE,
-    r"(?i)\b(?:dependency|dependencies|dep|deps|crate|crates|package|packages|library|libraries|gem|gems)\b"
-);
-re!(INSTALL_RE, r"(?i)\b(?:install|uninstall|bump|upgrade|downgrade|pin)\w*\b");
 
 /// Words that are never package names.
 const NOT_PACKAGES: &[&str] = &[
@@ -349,6 +353,11 @@ fn role_before(prefix: &str) -> Option<Role> {
 mod tests {
     use super::*;
     use rstest::rstest;
+
+    #[test]
+    fn every_pattern_compiles_and_catches_its_own_sample() {
+        assert_eq!(crate::patterns::check_all(PATTERNS.iter().copied()).unwrap(), PATTERNS.len());
+    }
 
     fn kinds(text: &str) -> Vec<(ParamKind, String)> {
         extract(text).0.into_iter().map(|p| (p.kind, p.value)).collect()

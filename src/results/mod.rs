@@ -14,6 +14,7 @@ pub mod get;
 pub mod key;
 pub mod policy;
 pub mod put;
+pub mod secret_keys;
 pub mod secrets;
 pub mod semantic;
 

@@ -8,9 +8,10 @@ use super::entry::{self, Entry, now_ms};
 use super::fresh::{self, Dep};
 use super::{AREA, Result, key, policy, redactor};
 use crate::app::App;
+use crate::confine::Roots;
 use crate::stats;
 use serde_json::Value;
-use std::path::Path;
+use std::path::PathBuf;
 
 /// A result to store.
 #[derive(Debug, Clone, Default)]
@@ -99,7 +100,7 @@ pub async fn put(app: &App, mut req: PutRequest) -> Result<PutOutcome> {
             format!("the result is {bytes} bytes, above results.max_entry_bytes ({})", cfg.max_entry_bytes),
         );
     }
-    let deps = match capture(&app.project.root, &req) {
+    let deps = match capture(&roots(app), &req) {
         Ok(d) => d,
         Err(reason) => return skip(app, &req.tool, reason),
     };
@@ -184,37 +185,50 @@ pub(super) async fn drop_vector(app: &App, id: Option<u64>) -> Result<()> {
     Ok(())
 }
 
+/// What a refused dependency path is told: how to allow more.
+pub const ROOTS_HINT: &str = "cached results may depend only on files inside the project; pass paths inside it, or \
+add the directory to results.allowed_roots in your own refrain config (a project's refrain.toml cannot)";
+
+/// The directories results may depend on: the project and the user's `results.allowed_roots`.
+pub fn roots(app: &App) -> Roots {
+    Roots::new(&app.project.root, &app.config.results.allowed_roots, ROOTS_HINT)
+}
+
 /// The dependencies named by the caller plus those implied by known tools' arguments (the file a
-/// `Read` read, the directory a `Grep`/`Glob`/`LS` searched).
-fn capture(root: &Path, req: &PutRequest) -> std::result::Result<Vec<Dep>, String> {
+/// `Read` read, the directory a `Grep`/`Glob`/`LS` searched). Every path is checked against the
+/// allowed roots before any is read, so a refused put reads, stats and hashes nothing.
+fn capture(roots: &Roots, req: &PutRequest) -> std::result::Result<Vec<Dep>, String> {
     let (mut files, mut trees) = (req.files.clone(), req.trees.clone());
-    implied(root, &req.tool, &req.args, &mut files, &mut trees);
+    implied(roots, &req.tool, &req.args, &mut files, &mut trees);
     files.sort();
     files.dedup();
     trees.sort();
     trees.dedup();
+    let check = |paths: Vec<String>| -> std::result::Result<Vec<(String, PathBuf)>, String> {
+        paths.into_iter().map(|p| roots.check(&p).map(|abs| (p, abs)).map_err(|e| e.to_string())).collect()
+    };
+    let (files, trees) = (check(files)?, check(trees)?);
     let mut deps = Vec::new();
-    for f in &files {
-        let p = fresh::resolve(root, f);
-        deps.push(fresh::capture_file(&p).map_err(|e| format!("cannot read dependency {f}: {e}"))?);
+    for (f, p) in &files {
+        deps.push(fresh::capture_file(p).map_err(|e| format!("cannot read dependency {f}: {e}"))?);
     }
-    for t in &trees {
-        let p = fresh::resolve(root, t);
-        deps.push(fresh::capture_tree(&p).map_err(|e| format!("cannot read dependency tree {t}: {e}"))?);
+    for (t, p) in &trees {
+        deps.push(fresh::capture_tree(p).map_err(|e| format!("cannot read dependency tree {t}: {e}"))?);
     }
     if req.git_head {
-        deps.push(fresh::capture_git_head(root).map_err(|e| format!("cannot read the git HEAD: {e}"))?);
+        deps.push(fresh::capture_git_head(roots.project()).map_err(|e| format!("cannot read the git HEAD: {e}"))?);
     }
     Ok(deps)
 }
 
-fn implied(root: &Path, tool: &str, args: &Value, files: &mut Vec<String>, trees: &mut Vec<String>) {
+fn implied(roots: &Roots, tool: &str, args: &Value, files: &mut Vec<String>, trees: &mut Vec<String>) {
     let s = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
     match tool {
         "Read" | "NotebookRead" => files.extend(s("file_path").or_else(|| s("notebook_path"))),
         "read_file" => files.extend(s("path").or_else(|| s("file_path"))),
         "Grep" | "Glob" | "LS" | "list_dir" | "grep_files" => match s("path").or_else(|| s("dir_path")) {
-            Some(p) if fresh::resolve(root, &p).is_file() => files.push(p),
+            // Only a path inside the roots is looked at; one outside is refused as a tree.
+            Some(p) if roots.check(&p).is_ok_and(|abs| abs.is_file()) => files.push(p),
             Some(p) => trees.push(p),
             None if tool != "LS" => trees.push(".".into()),
             None => {}

@@ -49,6 +49,9 @@ pub struct CacheStatsOutput {
     pub counters: BTreeMap<String, BTreeMap<String, u64>>,
     /// Seconds since this server opened the store.
     pub uptime_secs: u64,
+    /// Settings the project's config file gave that refrain refused and ignored (each names the
+    /// key, the file and how to allow it); empty when none.
+    pub config_refused: Vec<crate::config::Refused>,
 }
 
 #[tool_router(router = cache_stats_router, vis = "pub(crate)")]
@@ -89,11 +92,15 @@ impl Refrain {
             model,
             counters,
             uptime_secs: app.started.elapsed().as_secs(),
+            config_refused: app.config.refused.clone(),
         };
-        let text = format!(
+        let mut text = format!(
             "refrain {} for {}: {} plans, {} results, model {}",
             out.version, out.project, out.records["plans"], out.records["responses"], out.model.state
         );
+        if !out.config_refused.is_empty() {
+            text.push_str(&format!("; {} project settings refused (see config_refused)", out.config_refused.len()));
+        }
         reply(text, &out)
     }
 }

@@ -1,15 +1,21 @@
 //! Which transcript paths may be read: the agents' own transcript directories
-//! (`~/.claude/projects`, `~/.codex/sessions`), the project, and configured roots.
+//! (`~/.claude/projects`, `~/.codex/sessions`), the project, and the roots the user's own config
+//! adds (`prompt.transcript_roots`).
 //!
-//! Paths are canonicalised before the check, so `..` and symlinks cannot leave the roots.
+//! Paths are resolved (relative ones against the project, symlinks followed) by
+//! `crate::confine` before the check, and a path outside the roots gets the same answer whether
+//! or not it exists.
 
 use super::Error;
+use crate::confine::Roots;
 use std::path::{Path, PathBuf};
+
+const HINT: &str = "move it there or add its directory to prompt.transcript_roots in your own refrain config";
 
 /// The allowed roots.
 #[derive(Debug, Clone)]
 pub struct Access {
-    roots: Option<Vec<PathBuf>>,
+    roots: Option<Roots>,
 }
 
 impl Access {
@@ -20,10 +26,8 @@ impl Access {
             roots.push(home.join(".claude").join("projects"));
             roots.push(home.join(".codex").join("sessions"));
         }
-        roots.push(project_root.to_path_buf());
         roots.extend(extra.iter().cloned());
-        let roots = roots.into_iter().filter_map(|r| r.canonicalize().ok()).collect();
-        Access { roots: Some(roots) }
+        Access { roots: Some(Roots::new(project_root, &roots, HINT)) }
     }
 
     /// No restriction: for the command line, where the person typing already has the file.
@@ -31,15 +35,13 @@ impl Access {
         Access { roots: None }
     }
 
-    /// The canonical path when it may be read.
+    /// The resolved path when it may be read (it may still be missing: reading it says so).
     pub fn check(&self, path: &Path) -> Result<PathBuf, Error> {
-        let canon = path.canonicalize().map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
         match &self.roots {
-            None => Ok(canon),
-            Some(roots) if roots.iter().any(|r| canon.starts_with(r)) => Ok(canon),
-            Some(roots) => Err(Error::Forbidden {
-                path: canon,
-                allowed: roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "),
+            None => path.canonicalize().map_err(|source| Error::Read { path: path.to_path_buf(), source }),
+            Some(roots) => roots.check(path).map_err(|_| Error::Forbidden {
+                path: path.to_path_buf(),
+                allowed: roots.all().iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "),
             }),
         }
     }
@@ -56,11 +58,25 @@ mod tests {
         let inside = root.path().join("s.jsonl");
         std::fs::write(&inside, "{}").unwrap();
         std::fs::write(other.path().join("x.jsonl"), "{}").unwrap();
-        let access = Access::new(root.path(), &[]);
+        let root_c = root.path().canonicalize().unwrap();
+        let access = Access::new(&root_c, &[]);
         assert!(access.check(&inside).is_ok());
         let escape = root.path().join("..").join(other.path().file_name().unwrap()).join("x.jsonl");
         let err = access.check(&escape).unwrap_err();
         assert!(err.to_string().contains("outside the allowed directories"), "{err}");
-        assert!(Access::new(root.path(), &[other.path().to_path_buf()]).check(&escape).is_ok());
+        assert!(Access::new(&root_c, &[other.path().to_path_buf()]).check(&escape).is_ok());
+        // Missing or present, outside is outside, with the path as given.
+        let missing = other.path().join("nope.jsonl");
+        let a = access.check(&escape).unwrap_err().to_string();
+        let b = access.check(&missing).unwrap_err().to_string();
+        assert_eq!(a.replace(&escape.display().to_string(), "P"), b.replace(&missing.display().to_string(), "P"));
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_the_project() {
+        let root = tempfile::tempdir().unwrap();
+        let canon = root.path().canonicalize().unwrap();
+        std::fs::write(canon.join("s.jsonl"), "{}").unwrap();
+        assert_eq!(Access::new(&canon, &[]).check(Path::new("s.jsonl")).unwrap(), canon.join("s.jsonl"));
     }
 }

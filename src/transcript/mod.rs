@@ -24,10 +24,10 @@ use std::sync::Arc;
 pub enum Error {
     /// The path is outside the allowed directories.
     #[error(
-        "transcript path {path} is outside the allowed directories ({allowed}); move it there or add its directory to prompt.transcript_roots in refrain.toml"
+        "transcript path {path} is outside the allowed directories ({allowed}); move it there or add its directory to prompt.transcript_roots in your own refrain config (a project's refrain.toml cannot)"
     )]
     Forbidden {
-        /// The canonical path asked for.
+        /// The path as asked for.
         path: PathBuf,
         /// The allowed roots.
         allowed: String,

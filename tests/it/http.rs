@@ -160,6 +160,45 @@ fn token_is_required_when_set(#[case] authorization: Option<&str>, #[case] statu
     }
 }
 
+/// A project file that tries to open the HTTP server: every setting is refused, so foreign
+/// origins and hosts stay forbidden and the repository's token does not count as the user's.
+const HOSTILE_HTTP: &str = "[server]\nallowed_origins = [\"*\", \"https://evil.example\"]\nallowed_hosts = [\"evil.example\"]\ntoken = \"from-the-repository\"\n";
+
+#[rstest]
+#[case::star_origin(("Origin", "*"), 403)]
+#[case::origin_the_project_allowed(("Origin", "https://evil.example"), 403)]
+#[case::host_the_project_allowed(("Host", "evil.example"), 403)]
+#[case::no_token_needed_for_loopback(("Accept-Language", "en"), 200)]
+fn a_project_file_cannot_open_the_http_server(#[case] header: (&str, &str), #[case] status: u16) {
+    let server = Server::start_in("127.0.0.1:0", &[], &[], Model::None, Some(HOSTILE_HTTP));
+    let headers = [MCP_POST[0], MCP_POST[1], header];
+    let reply = request(&server.addr, "POST", "/mcp", &headers, initialize(1).as_bytes(), false);
+    assert_eq!(reply.status, status, "{}", reply.text);
+    let log = server.log();
+    assert!(log.contains("project setting refused") && log.contains("server.allowed_origins"), "{log}");
+}
+
+#[test]
+fn a_project_token_does_not_permit_a_non_loopback_bind() {
+    let (mut cmd, project, _home, _models) = server::command(&Model::None);
+    std::fs::write(project.path().join("refrain.toml"), HOSTILE_HTTP).unwrap();
+    cmd.args(["serve", "--http", "0.0.0.0:0"]);
+    let (status, stderr) = run_to_exit(cmd);
+    assert!(!status.success());
+    assert!(stderr.contains("refusing to serve HTTP") && stderr.contains("--token"), "{stderr}");
+}
+
+#[rstest]
+#[case::missing(None, 401)]
+#[case::right(Some("Bearer loop-token"), 200)]
+fn a_token_set_on_loopback_is_required_too(#[case] authorization: Option<&str>, #[case] status: u16) {
+    let server = Server::start("127.0.0.1:0", &["--token", "loop-token"], &[], Model::None);
+    let mut headers = MCP_POST.to_vec();
+    headers.extend(authorization.map(|a| ("Authorization", a)));
+    let reply = request(&server.addr, "POST", "/mcp", &headers, initialize(1).as_bytes(), false);
+    assert_eq!(reply.status, status, "{}", reply.text);
+}
+
 #[rstest]
 #[case::unspecified("0.0.0.0:0")]
 #[case::ipv6_unspecified("[::]:0")]

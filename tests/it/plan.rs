@@ -46,3 +46,30 @@ async fn a_plan_serves_its_kind_of_task_and_nothing_else() {
     let ev = s.ok("cache_evict", json!({"what": {"target": "plan_bucket", "bucket": bucket}})).await;
     assert_eq!(ev["evicted"], 1, "{ev}");
 }
+
+/// A trace whose context holds an empty string once made the extractor loop until the owner
+/// aborted, and the follower that relayed it then took over and died on the same retry.
+#[tokio::test]
+async fn a_trace_with_an_empty_context_value_is_stored_and_both_processes_keep_answering() {
+    let env = Env::without_model();
+    let owner = env.serve().await;
+    let follower = env.serve().await;
+    let trace = json!({
+        "context": {"x": "", "file": "src/main.rs"},
+        "steps": [
+            {"tool": "Read", "inputs": {"path": "src/main.rs"}},
+            {"tool": "Edit", "inputs": {"path": "src/main.rs", "new": "x"}, "side_effect": true}
+        ]
+    });
+    let stored = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        follower.ok("plan_store", json!({"task": "tidy up src/main.rs", "trace": trace})),
+    )
+    .await
+    .expect("plan_store answered");
+    assert_eq!(stored["slots"], json!(["file"]), "{stored}");
+    for s in [&owner, &follower] {
+        let stats = s.ok("cache_stats", json!({})).await;
+        assert_eq!(stats["records"]["plans"], 1, "{stats}");
+    }
+}

@@ -20,7 +20,8 @@ async fn serve_other(env: &Env, project: &Path) -> Server {
     Server::spawn(c).await
 }
 
-fn template(note: &str) -> Value {
+fn template(note: impl Into<Value>) -> Value {
+    let note = note.into();
     json!({
         "steps": [
             {"tool": "Read", "inputs": {"path": "{{params.path}}", "note": note}},
@@ -63,10 +64,12 @@ async fn two_projects_with_identical_keys_never_see_each_other() {
     assert_eq!(sa["counters"]["results"]["puts"], 2, "{sa}");
 }
 
-/// One fake secret: its kind, how a tool shows it, and the bytes that must never be stored.
+/// One fake secret: its kind, how a tool shows it (text, or a JSON document for `"as": "json"`
+/// entries), and the bytes that must never be stored.
 struct Secret {
     kind: String,
     shown: String,
+    json: Option<Value>,
     leak: String,
 }
 
@@ -78,8 +81,13 @@ fn corpus() -> Vec<Secret> {
             let v: Value = serde_json::from_str(l).unwrap();
             let secret: String = v["parts"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
             let leak = v.get("must_not_leak").and_then(Value::as_str).unwrap_or(&secret).to_string();
-            let shown = v["context"].as_str().unwrap().replace("{secret}", &secret);
-            Secret { kind: v["kind"].as_str().unwrap().into(), shown, leak }
+            let context = v["context"].as_str().unwrap();
+            let json = (v.get("as").and_then(Value::as_str) == Some("json")).then(|| {
+                let escaped = serde_json::to_string(&secret).unwrap();
+                serde_json::from_str(&context.replace("{secret}", escaped.trim_matches('"'))).unwrap()
+            });
+            let shown = context.replace("{secret}", &secret);
+            Secret { kind: v["kind"].as_str().unwrap().into(), shown, json, leak }
         })
         .collect()
 }
@@ -98,26 +106,39 @@ async fn secrets_never_reach_the_disk_and_are_counted() {
     let secrets = corpus();
     let (mut result_redactions, mut plan_redactions) = (0, 0);
     for (i, sec) in secrets.iter().enumerate() {
-        let put = json!({
-            "tool": "Grep",
-            "args": {"pattern": format!("needle{i}"), "context": sec.shown},
-            "query": format!("where is {}", sec.shown),
-            "result": format!("canary-result-{i}\n{}\n", sec.shown),
-        });
+        // A JSON secret arrives as structured arguments, result and plan inputs; a text one as
+        // text in the arguments, the query, the result and the task.
+        let (put, task, note, least) = match &sec.json {
+            Some(doc) => (
+                json!({"tool": "Grep", "args": {"pattern": format!("needle{i}"), "context": doc},
+                       "result": {"canary": format!("canary-result-{i}"), "body": doc}}),
+                format!("add a `--flag{i}` flag to src/main.rs"),
+                doc.clone(),
+                (2, 1),
+            ),
+            None => (
+                json!({"tool": "Grep", "args": {"pattern": format!("needle{i}"), "context": sec.shown},
+                       "query": format!("where is {}", sec.shown),
+                       "result": format!("canary-result-{i}\n{}\n", sec.shown)}),
+                format!("add a `--flag{i}` flag to src/main.rs with {}", sec.shown),
+                Value::String(sec.shown.clone()),
+                (3, 2),
+            ),
+        };
         let out = s.ok("response_cache_put", put).await;
         assert_eq!(out["stored"], true, "{}: {out}", sec.kind);
         let n = out["redactions"].as_u64().unwrap();
-        assert!(n >= 3, "{}: args, query and result each hold it, {n} redacted", sec.kind);
+        assert!(n >= least.0, "{}: each place holding it is redacted, {n} redacted", sec.kind);
         result_redactions += n;
-        let task = format!("add a `--flag{i}` flag to src/main.rs with {}", sec.shown);
-        let out = s.ok("plan_store", json!({"task": task, "template": template(&sec.shown)})).await;
+        let out = s.ok("plan_store", json!({"task": task, "template": template(note)})).await;
         let n = out["redactions"].as_u64().unwrap();
-        assert!(n >= 2, "{}: task and plan each hold it, {n} redacted: {out}", sec.kind);
+        assert!(n >= least.1, "{}: each place holding it is redacted, {n} redacted: {out}", sec.kind);
         plan_redactions += n;
     }
     let hit = s
         .ok("response_cache_get", json!({"tool": "Grep", "args": {"pattern": "needle0", "context": secrets[0].shown}}))
         .await;
+    assert!(secrets[0].json.is_none() && secrets.iter().filter(|s| s.json.is_some()).count() >= 7);
     assert_eq!(hit["status"], "hit", "the key is computed before redaction, so the same call still hits: {hit}");
     assert!(hit["result"].as_str().unwrap().contains("[REDACTED:"), "{hit}");
     let stats = s.ok("cache_stats", json!({})).await;

@@ -61,7 +61,21 @@ pub fn command(model: &Model) -> (Command, tempfile::TempDir, tempfile::TempDir,
 impl Server {
     /// Starts `serve --http BIND` with extra serve args and env, and waits until it listens.
     pub fn start(bind: &str, args: &[&str], envs: &[(&str, &str)], model: Model) -> Server {
+        Self::start_in(bind, args, envs, model, None)
+    }
+
+    /// Like `start`, with `refrain.toml` written into the project first.
+    pub fn start_in(
+        bind: &str,
+        args: &[&str],
+        envs: &[(&str, &str)],
+        model: Model,
+        project_toml: Option<&str>,
+    ) -> Server {
         let (mut cmd, project, home, models) = command(&model);
+        if let Some(text) = project_toml {
+            std::fs::write(project.path().join("refrain.toml"), text).unwrap();
+        }
         cmd.args(["serve", "--http", bind]).args(args).envs(envs.iter().copied());
         let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         let log = Arc::new(Mutex::new(String::new()));
