@@ -76,6 +76,10 @@ class Verifier(nn.Module):
         nn.init.zeros_(self.head[2].bias)
         self.scale = nn.Parameter(torch.tensor(20.0))
         self.bias = nn.Parameter(torch.tensor(-16.0))
+        # deepcopy kept the frozen flag of the bi-encoder's weights: the cross part must train
+        for p in list(self.x_emb.parameters()) + list(self.x_layers.parameters()):
+            p.requires_grad_(True)
+        self.x_emb.word_embeddings.weight.requires_grad_(False)  # shared with the frozen bi-encoder
         self.layers_of_base = list(layers)
 
     def cosine(self, input_ids, attention_mask, token_type_ids):
