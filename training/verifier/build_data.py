@@ -29,6 +29,7 @@ from hardneg import PLAN_SAFE, hard_negatives, paraphrase
 
 rng = seed_everything()
 PAIRS: list[dict] = []
+VALUES: dict[str, list[str]] = {}  # text -> its literal values, where a family set records them
 
 
 def add(a, b, label, dataset, kind, group, differs="", split=None):
@@ -201,6 +202,17 @@ def tldr(test_pages: set[str]):
     mined_negatives("tldr", "plan", texts, groups, k=1, min_cos=0.5, splits=splits)
 
 
+def shell_set_pages() -> set[str]:
+    """The tldr pages refrain's shell family set is built from (`PAGES` in build_shell.py).
+
+    Raw tldr pages must not teach the model the shell set's test tasks; when the set's split
+    file is not at hand, leaving out all of its pages is the safe side.
+    """
+    src = Path(__file__).resolve().parents[1] / "data" / "build_shell.py"
+    m = re.search(r'^PAGES = """(.*?)"""', src.read_text(), re.S | re.M) if src.exists() else None
+    return {k.split("/")[-1] for k in m.group(1).split()} if m else set()
+
+
 # --- refrain's own family sets ------------------------------------------------------------------
 
 def families(path: Path, dataset: str):
@@ -218,6 +230,9 @@ def families(path: Path, dataset: str):
         if f["split"] == "test":
             test_groups.add(fid)
         ms = [m["text"] for m in f["members"]]
+        for x in f["members"] + f.get("negatives", []):
+            if x.get("values"):
+                VALUES[x["text"]] = [str(v) for v in x["values"]]
         for i in range(len(ms)):
             for j in range(len(ms)):
                 if i != j:
@@ -253,7 +268,9 @@ def main():
         shell_test_pages = {u for u, s in json.load(open(split_file))["utilities"].items() if s == "test"}
     if shell_path.exists():
         shell_test_pages |= {f["page"].split("/")[-1] for f in read_jsonl(shell_path) if f["split"] == "test"}
-    print(f"  tldr: {len(shell_test_pages)} test utilities of the shell set left out", file=sys.stderr)
+    # without the shell set's split file, every page the shell set draws on stays out
+    shell_test_pages |= shell_set_pages()
+    print(f"  tldr: {len(shell_test_pages)} pages of the shell set left out", file=sys.stderr)
     steps = [("gptcache", gptcache), ("conala", conala), ("stsb", stsb), ("clinc", clinc),
              ("hwu64", hwu64), ("tldr", lambda: tldr(shell_test_pages)),
              ("coding", lambda: families(SETS / "coding.jsonl", "coding")),
@@ -271,7 +288,7 @@ def main():
             q = dict(p, a=p["b"], b=p["a"])
             PAIRS.append(q)
     plan_texts = sorted({t for p in PAIRS if p["kind"] == "plan" for t in (p["a"], p["b"])})
-    masked, masker = mask_texts(plan_texts)
+    masked, masker = mask_texts(plan_texts, VALUES)
     m = dict(zip(plan_texts, masked))
     for p in PAIRS:
         p["a_in"] = m[p["a"]] if p["kind"] == "plan" else p["a"]

@@ -111,21 +111,24 @@ def mask_approx(text: str) -> str:
     return re.sub(r"\s+", " ", out).strip()
 
 
-def mask_texts(texts: list[str]) -> tuple[list[str], str]:
-    """Masks texts with `refrain mask` when available, else with the approximation.
+def mask_texts(texts: list[str], values: dict[str, list[str]] | None = None) -> tuple[list[str], str]:
+    """Masks texts with `refrain mask --json` when available, else with the approximation.
 
+    `values` gives, for texts whose literal values are known (a family member's `values`), the
+    values to mask wherever they occur, exactly as refrain masks a stored task at serving time.
     Returns the masked texts and which masker produced them ("refrain mask" or "approx").
     """
+    values = values or {}
     binary = os.environ.get("REFRAIN_BIN") or shutil.which("refrain")
     if binary:
-        clean = [t.replace("\n", " ") for t in texts]
+        lines = [json.dumps({"text": t.replace("\n", " "), "values": values.get(t, [])}) for t in texts]
         try:
             out = subprocess.run(
-                [binary, "mask"], input="\n".join(clean) + "\n", capture_output=True,
+                [binary, "mask", "--json"], input="\n".join(lines) + "\n", capture_output=True,
                 text=True, timeout=600, check=True,
             ).stdout.split("\n")
-            if len(out) >= len(clean):
-                return out[: len(clean)], "refrain mask"
+            if len(out) >= len(texts):
+                return out[: len(texts)], "refrain mask --json"
         except (OSError, subprocess.SubprocessError):
             pass
     return [mask_approx(t) for t in texts], "approx"

@@ -1,32 +1,36 @@
-"""Evaluates an exported verifier against plain cosine and a cosine-plus-gates rule, per dataset.
+"""Evaluates an exported verifier against plain cosine and the gated-cosine rule, per dataset.
 
-Figures: ROC AUC and recall at 1% (and 5%) false positives on the chosen split; int8 against
-fp32 agreement (score correlation, largest score difference, same decision at the fp32
-threshold for 1% false positives); latency of one batch of 5 pairs on 1 thread with ONNX
-Runtime (p50/p95 over 300 runs, after warm-up).
+Columns: the model's logit alone; cosine (what the index holds: masked texts for plans, raw for
+results); the rule (cosine refused by the value, negation and direction gates, gates.py);
+model+cos, the score refrain computes, sigmoid(a * logit + c * cosine + d) with (a, c, d)
+fitted on dev (combine.py); model+cos+gates, the same behind the gates.
+Figures: ROC AUC and recall at 1% (and 5%) false positives; int8 against fp32 agreement of the
+combined score (correlation, largest difference, same decision at the fp32 threshold for 1%
+false positives); latency of one batch of 5 pairs on 1 thread with ONNX Runtime (p50/p95 over
+300 runs, after warm-up).
 
-Run: python evaluate.py --model-dir DIR --split dev [--ckpt CKPT] [--out eval.json]
---ckpt (the torch checkpoint) adds the fp32 scores for the agreement check.
+Run: python evaluate.py --model-dir DIR --split test [--fp32 model.fp32.onnx] [--out eval.json]
 """
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import time
 from pathlib import Path
+
+import random
 
 import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-import random
-
+import combine
 from common import SEED, WORK, read_jsonl
+from embed import Embedder
+from gates import gated
+from metrics import recall_at_fpr, report, table
 
 GENERATED = {"antonym", "entity", "number", "version", "negation", "direction", "object"}
-from embed import Embedder
-from metrics import recall_at_fpr, report, table
 
 
 class OnnxVerifier:
@@ -56,20 +60,6 @@ class OnnxVerifier:
         return out
 
 
-NUM = re.compile(r"\d+(?:\.\d+)?")
-NEG = re.compile(r"\b(not|no|never|without|n't|dont|don't|doesn't|isn't|can't)\b", re.I)
-
-
-def gated_cosine(rows, cos: np.ndarray) -> np.ndarray:
-    """The best simple rule: cosine, zeroed when numbers or negation differ between the texts."""
-    out = cos.copy()
-    for i, r in enumerate(rows):
-        a, b = r["a_in"], r["b_in"]
-        if sorted(NUM.findall(a)) != sorted(NUM.findall(b)) or bool(NEG.search(a)) != bool(NEG.search(b)):
-            out[i] = min(out[i], 0.0)
-    return out
-
-
 def latency(v: OnnxVerifier, rows, runs: int = 300) -> dict:
     rng = np.random.default_rng(0)
     batches = [[(rows[j]["a_in"], rows[j]["b_in"]) for j in rng.choice(len(rows), 5)] for _ in range(runs)]
@@ -84,40 +74,45 @@ def latency(v: OnnxVerifier, rows, runs: int = 300) -> dict:
             "runs": runs, "pairs_per_batch": 5, "threads": 1}
 
 
+def cosines(emb, rows) -> np.ndarray:
+    """The cosine refrain's index holds: masked texts for plans, raw texts for results."""
+    return emb.cosine([r["a_in"] for r in rows], [r["b_in"] for r in rows])
+
+
+def sample(rows, cap: int):
+    """A seeded sample of at most `cap` pairs per dataset (0: all)."""
+    if not cap:
+        return rows
+    rng = random.Random(SEED)
+    by = {}
+    for r in rows:
+        by.setdefault(r["dataset"], []).append(r)
+    return [r for ds in sorted(by) for r in rng.sample(by[ds], min(cap, len(by[ds])))]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model-dir", required=True)
-    ap.add_argument("--split", default="dev")
+    ap.add_argument("--split", default="test")
     ap.add_argument("--fp32", default="", help="an fp32 ONNX file in model-dir for the agreement check")
     ap.add_argument("--out", default="")
     ap.add_argument("--cap", type=int, default=0, help="evaluate at most this many pairs per dataset")
-    ap.add_argument("--combine-from", default="", help="split to fit a (logit, cosine) calibration on")
+    ap.add_argument("--combine", default="", help="a combine.json to use; without it, fitted on dev here")
     args = ap.parse_args()
     md = Path(args.model_dir)
-    rows = read_jsonl(WORK / "pairs" / f"{args.split}.jsonl")
-    if args.cap:
-        # a seeded sample per dataset keeps an evaluation within minutes on a shared CPU
-        rng = random.Random(SEED)
-        by = {}
-        for r in rows:
-            by.setdefault(r["dataset"], []).append(r)
-        rows = [r for ds in sorted(by) for r in rng.sample(by[ds], min(args.cap, len(by[ds])))]
+    rows = sample(read_jsonl(WORK / "pairs" / f"{args.split}.jsonl"), args.cap)
     v = OnnxVerifier(md, threads=1)
-    int8 = v.score_rows(rows)
     emb = Embedder()
-    cos = emb.cosine([r["a"] for r in rows], [r["b"] for r in rows])
+    int8, cos = v.score_rows(rows), cosines(emb, rows)
+    if args.combine:
+        comb = json.load(open(args.combine))
+    else:
+        dev = read_jsonl(WORK / "pairs/dev.jsonl")
+        comb = combine.fit(dev, v.score_rows(dev), cosines(emb, dev))
     emb.save()
-    cols = {"verifier": int8, "cosine": cos, "cos+gates": gated_cosine(rows, cos)}
-    res_extra = {}
-    if args.combine_from:
-        # a two-feature logistic calibration (verifier logit, cosine) fitted on another split
-        from sklearn.linear_model import LogisticRegression
-        fit_rows = read_jsonl(WORK / "pairs" / f"{args.combine_from}.jsonl")
-        x = np.stack([v.score_rows(fit_rows), emb.cosine([r["a"] for r in fit_rows], [r["b"] for r in fit_rows])], 1)
-        lr = LogisticRegression(C=1.0).fit(x, [r["label"] for r in fit_rows])
-        cols["verifier+cos"] = lr.decision_function(np.stack([int8, cos], 1))
-        res_extra["combined"] = {"fitted_on": args.combine_from, "w_logit": float(lr.coef_[0][0]),
-                                 "w_cosine": float(lr.coef_[0][1]), "bias": float(lr.intercept_[0])}
+    both = combine.apply(comb, int8, cos)
+    cols = {"model": int8, "cosine": cos, "rule": gated(rows, cos), "model+cos": both,
+            "model+cos+gates": gated(rows, both)}
     rep = report(rows, cols)
     print(table(rep))
     # the same figures with the negatives split by kind: retrieval's nearest non-duplicates and
@@ -131,20 +126,21 @@ def main():
     by_kind = report(views + pos, {k: [v[i] for i in idx] for k, v in cols.items()})
     by_kind.pop("ALL", None)
     print(table(by_kind))
-    res = {"split": args.split, "pairs_per_dataset_cap": args.cap, "figures": rep,
-           "figures_by_negative_kind": by_kind} | res_extra
+    res = {"split": args.split, "pairs_per_dataset_cap": args.cap, "combine": comb, "figures": rep,
+           "figures_by_negative_kind": by_kind}
     if args.fp32:
         fp = OnnxVerifier(md, args.fp32, threads=1).score_rows(rows)
-        p32, p8 = 1 / (1 + np.exp(-fp)), 1 / (1 + np.exp(-int8))
         lab = np.array([r["label"] for r in rows])
-        neg = np.sort(fp[lab == 0])[::-1]
+        c32, c8 = combine.apply(comb, fp, cos), both
+        p32, p8 = 1 / (1 + np.exp(-c32)), 1 / (1 + np.exp(-c8))
+        neg = np.sort(c32[lab == 0])[::-1]
         thr = neg[int(0.01 * len(neg))]
         res["int8_vs_fp32"] = {
             "pearson_logits": round(float(np.corrcoef(fp, int8)[0, 1]), 5),
             "max_abs_score_diff": round(float(np.abs(p32 - p8).max()), 4),
             "mean_abs_score_diff": round(float(np.abs(p32 - p8).mean()), 5),
-            "same_decision_at_1pct_fpr_threshold": round(float(((fp > thr) == (int8 > thr)).mean()), 5),
-            "fp32_r@1%": {"ALL": round(recall_at_fpr(lab, fp), 4)},
+            "same_decision_at_1pct_fpr_threshold": round(float(((c32 > thr) == (c8 > thr)).mean()), 5),
+            "r@1%_model+cos": {"fp32": round(recall_at_fpr(lab, c32), 4), "int8": round(recall_at_fpr(lab, c8), 4)},
         }
         print(json.dumps(res["int8_vs_fp32"], indent=1))
     res["latency_int8_batch5_1thread"] = latency(OnnxVerifier(md, threads=1), rows)

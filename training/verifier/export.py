@@ -27,7 +27,17 @@ import torch
 from onnxruntime.quantization import QuantType, quantize_dynamic
 
 from common import WORK, base_dir
-from train import load
+from train import load as load_incraph
+
+
+def load(ckpt: Path):
+    """Either architecture: the plain cross-encoder (train_cross.py) or the in-graph-cosine one."""
+    info = json.load(open(ckpt / "train_info.json"))
+    if "pooling" in info:
+        from train_cross import load as load_cross
+
+        return load_cross(ckpt)
+    return load_incraph(ckpt)
 
 BASE_WEIGHTS = {
     "model": "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0)",
@@ -84,11 +94,19 @@ def tokenizer_files(ckpt: Path, dest: Path):
     info = json.load(open(ckpt / "train_info.json"))
     cfg.pop("_name_or_path", None)
     cfg["architectures"] = ["RefrainVerifier"]
-    cfg["verifier"] = {
-        "logit": "scale * cosine(bi-encoder, in-graph) + bias + cross(stored, new)",
-        "bi_encoder_layers": cfg["num_hidden_layers"], "cross_layers_of_base": info["layers"],
-        "scale": info["scale"], "bias": info["bias"], "max_length": 128,
-    }
+    if "pooling" in info:
+        cfg["num_hidden_layers"] = len(info["layers"])
+        cfg["verifier"] = {
+            "logit": "cross(stored, new): the cross-encoder's own logit",
+            "score": "sigmoid(a * logit + c * cosine + d), a/c/d in manifest.json `combine`",
+            "layers_of_base": info["layers"], "pooling": info["pooling"], "max_length": 128,
+        }
+    else:
+        cfg["verifier"] = {
+            "logit": "scale * cosine(bi-encoder, in-graph) + bias + cross(stored, new)",
+            "bi_encoder_layers": cfg["num_hidden_layers"], "cross_layers_of_base": info["layers"],
+            "scale": info["scale"], "bias": info["bias"], "max_length": 128,
+        }
     json.dump(cfg, open(dest / "config.json", "w"), indent=2)
 
 
@@ -115,14 +133,18 @@ def main():
     manifest = {"version": args.version, "base_weights": BASE_WEIGHTS, "data": DATA,
                  "held_out_never_used": NEVER_USED,
                  "inputs": "[CLS] stored [SEP] new [SEP], longest-first truncation to 128 tokens; "
-                           "plans masked (refrain mask), results raw; score = sigmoid(logits)",
+                           "plans masked (refrain mask), results raw",
+                 "score": "sigmoid(a * logits + c * cosine + d) with `combine` (a = 1, c = d = 0 without it); "
+                          "cosine: the bi-encoder cosine refrain's index holds (masked texts for plans)",
                  "quantisation": "onnxruntime quantize_dynamic, QInt8 weights, per-channel"}
     train_info = ckpt / "train_info.json"
     if train_info.exists():
         ti = json.load(open(train_info))
-        manifest["hyperparameters"] = ti["args"] | {"layers_of_base": ti["layers"], "max_len": 128,
-                                                    "scale": ti["scale"], "bias": ti["bias"]}
+        manifest["hyperparameters"] = ti["args"] | {"layers_of_base": ti["layers"], "max_len": 128}
+        manifest["hyperparameters"] |= {k: ti[k] for k in ("scale", "bias", "pooling") if k in ti}
         manifest["train_best_step"] = ti["step"]
+        if "combine" in ti:
+            manifest["combine"] = ti["combine"]
     meta = Path(args.pairs_meta)
     if meta.exists():
         manifest["masker"] = json.load(open(meta)).get("masker")
