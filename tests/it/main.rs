@@ -18,3 +18,4 @@ mod security;
 mod server;
 mod support;
 mod trust;
+mod verifier_model;

@@ -50,8 +50,8 @@ DATA = [
     {"name": "STS Benchmark, permissive genres", "source": "STS-B (Agirre et al., SemEval 2017) captions + SNLI genres", "license": "CC BY-SA 4.0"},
     {"name": "CLINC150", "source": "github.com/clinc/oos-eval data_full.json (Larson et al., EMNLP 2019)", "license": "CC BY 3.0"},
     {"name": "HWU64", "source": "github.com/xliuhw/NLU-Evaluation-Data (Liu et al., IWSDS 2019)", "license": "CC BY 4.0"},
-    {"name": "tldr-pages", "source": "github.com/tldr-pages/tldr pages/common, pages/linux (commit 08e345f)", "license": "CC BY 4.0"},
-    {"name": "refrain shell families (dev split)", "source": "tldr-pages descriptions with refrain's own paraphrases", "license": "CC BY 4.0"},
+    {"name": "tldr-pages", "source": "github.com/tldr-pages/tldr pages/common, pages/linux (commit 08e345f), "
+     "without the pages refrain's shell family set is built from", "license": "CC BY 4.0"},
     {"name": "refrain coding and question families (dev split)", "source": "written for refrain", "license": "MIT OR Apache-2.0"},
     {"name": "generated near misses and paraphrases", "source": "training/verifier/hardneg.py", "license": "MIT OR Apache-2.0"},
 ]
