@@ -7,10 +7,11 @@
 //!   `integrate` (registration in agents' config files) — plain Rust, no rmcp types.
 //! - `app`: the cheap-to-clone handle every tool receives.
 //! - infrastructure: `store` (the only sled user), `index` (hnsw_rs), `embed` (fastembed),
-//!   `config`, `project`.
+//!   `config`, `project`, `budget` (the per-request time and memory budget).
 
 pub mod app;
 pub mod bench;
+pub mod budget;
 pub mod cli;
 pub mod config;
 pub mod confine;

@@ -1,7 +1,9 @@
 //! `refrain hook <claude|codex> <event>`: answer an agent hook from the payload on stdin.
 //!
 //! Never blocks or breaks the agent: everything runs under `hooks.timeout_ms`, and any failure
-//! (malformed payload, no store, unknown tool, timeout) ends in exit 0 with no output. Stdout
+//! (malformed payload, no store, unknown tool, timeout) ends in exit 0 with no output. A hook only
+//! ever follows the `refrain serve` that owns the project's store; with none running it does
+//! nothing (a file the agent wrote meanwhile is caught by the freshness check on the next get). Stdout
 //! carries only the answer: fd 1 points at stderr while refrain works.
 
 use super::GlobalArgs;
@@ -83,8 +85,10 @@ async fn work(global: GlobalArgs, agent: Agent, event: Event) -> Option<Value> {
     let (payload, project, config) = tokio::time::timeout(default, prepare(&global)).await.ok()??;
     let budget = Duration::from_millis(config.hooks.timeout_ms).saturating_sub(started.elapsed());
     let run = async {
-        let link =
-            Link::open(project, config.clone()).await.map_err(|e| tracing::debug!(error = %e, "no store link")).ok()?;
+        let link = Link::follow(project, config.clone())
+            .await
+            .map_err(|e| tracing::debug!(error = %e, "no store link"))
+            .ok()?;
         let caller = LinkCaller(link);
         hooks::respond(agent, event, &payload, &config.hooks, &caller).await
     };

@@ -28,6 +28,14 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         let max = config.server.max_message_bytes;
         let link = Link::open(project, config.clone()).await?;
+        // `initialize` never waits for another process (the owner may be stopped); opening the
+        // store here is waited for, so a store that cannot be opened stops the start.
+        let wait = if link.owner_running() { 0 } else { 10 };
+        if let Some(Err(e)) = link.establish_in_background(std::time::Duration::from_secs(wait)).await
+            && e.is_fatal()
+        {
+            return Err(e.into());
+        }
         let handler = Handler::new(link.clone());
         match (args.http, protocol_out) {
             (Some(addr), _) => crate::server::http::serve(addr, handler, &config).await?,

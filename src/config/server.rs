@@ -19,6 +19,12 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// Log to this file instead of stderr.
     pub log_file: Option<PathBuf>,
+    /// Milliseconds a tool call may run before it is answered with an error and abandoned; a
+    /// follower waits this long (plus a moment) for the owner process before saying it is stuck.
+    pub request_timeout_ms: u64,
+    /// Bytes of intermediate data one tool call may build (extracted templates, hydrated plans,
+    /// redacted text, parsed transcripts, compaction output) before it is refused.
+    pub request_memory_bytes: u64,
 }
 
 impl Default for ServerConfig {
@@ -29,6 +35,8 @@ impl Default for ServerConfig {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             log_file: None,
+            request_timeout_ms: crate::budget::DEFAULT_TIMEOUT.as_millis() as u64,
+            request_memory_bytes: crate::budget::DEFAULT_BYTES,
         }
     }
 }

@@ -218,6 +218,10 @@ fn replace_in(seg: &str, value: &str, with: &str) -> (String, usize) {
             rest = &rest[step..];
             continue;
         }
+        if !crate::budget::take(i + with.len(), "extracted template") {
+            // Over the request's budget: stop growing; the caller's request is refused.
+            break;
+        }
         out.push_str(&rest[..i]);
         out.push_str(with);
         rest = &rest[i + value.len()..];

@@ -113,19 +113,34 @@ fn hydrate_str(s: &str, values: &BTreeMap<String, Value>) -> Value {
         && &c[1] == "params"
         && let Some(v) = resolve(values, &c[2], &c[3])
     {
-        return v.clone();
+        if crate::budget::take(approx_size(v), "hydrated plan") {
+            return v.clone();
+        }
+        return Value::String(s.to_string());
     }
     let out = PLACEHOLDER.replace_all(s, |c: &regex::Captures| {
         if &c[1] != "params" {
             return c[0].to_string();
         }
-        match resolve(values, &c[2], &c[3]) {
+        // A value is copied once per placeholder: the request's budget bounds the total.
+        let value = resolve(values, &c[2], &c[3]).filter(|v| crate::budget::take(approx_size(v), "hydrated plan"));
+        match value {
             Some(Value::String(x)) => x.clone(),
             Some(other) => other.to_string(),
             None => c[0].to_string(),
         }
     });
     Value::String(out.into_owned())
+}
+
+/// Bytes a JSON value takes when copied or printed, roughly (never less than its text).
+fn approx_size(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len() + 2,
+        Value::Array(a) => a.iter().map(approx_size).sum::<usize>() + a.len() + 2,
+        Value::Object(o) => o.iter().map(|(k, x)| k.len() + 4 + approx_size(x)).sum::<usize>() + 2,
+        _ => 24,
+    }
 }
 
 /// Follows `.a.b` into a slot's (object) value.

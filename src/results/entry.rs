@@ -104,20 +104,28 @@ pub fn write(store: &Store, e: &Entry) -> store::Result<()> {
     touch(store, &e.key, false)
 }
 
-/// Moves an entry to the most recently used end (on put and on every hit).
+/// Moves an entry to the most recently used end (on put and on every hit). The usage row and the
+/// LRU row change in one transaction, so concurrent hits lose no count and leave no stale row.
 pub fn touch(store: &Store, key: &str, hit: bool) -> store::Result<()> {
     if matches!(store.check_room(), Err(store::Error::Full { .. })) {
         // A full store still serves hits; the entry's place in the LRU order stays as it was.
         return Ok(());
     }
-    let old: Option<Use> = store.get(trees::RESPONSE_USE, key.as_bytes())?;
-    if let Some(u) = old {
-        store.remove(trees::RESPONSE_LRU, &lru_row(u.ticket, key))?;
-    }
     let ticket = store.next_id()?;
-    let hits = old.map(|u| u.hits).unwrap_or(0) + u64::from(hit);
-    store.put(trees::RESPONSE_LRU, &lru_row(ticket, key), &())?;
-    store.put(trees::RESPONSE_USE, key.as_bytes(), &Use { ticket, last_ms: now_ms(), hits })
+    let last_ms = now_ms();
+    store.transaction(&[trees::RESPONSE_USE, trees::RESPONSE_LRU, trees::RESPONSES], |t| {
+        if !t[2].contains(key.as_bytes())? {
+            // Removed since it was read: a hit must not bring its rows back.
+            return Ok(());
+        }
+        let old: Option<Use> = t[0].get(key.as_bytes())?;
+        if let Some(u) = old {
+            t[1].remove(&lru_row(u.ticket, key))?;
+        }
+        let hits = old.map(|u| u.hits).unwrap_or(0) + u64::from(hit);
+        t[1].put(&lru_row(ticket, key), &())?;
+        t[0].put(key.as_bytes(), &Use { ticket, last_ms, hits })
+    })
 }
 
 /// Reads an entry's usage.
@@ -135,12 +143,20 @@ pub fn remove(store: &Store, key: &str) -> store::Result<Option<Entry>> {
     for d in &e.deps {
         store.remove(trees::RESPONSE_DEPS, &dep_row(d, key))?;
     }
-    if let Some(u) = usage(store, key)? {
-        store.remove(trees::RESPONSE_LRU, &lru_row(u.ticket, key))?;
-    }
-    store.remove(trees::RESPONSE_USE, key.as_bytes())?;
+    forget_use(store, key)?;
     store.incr(trees::RESPONSE_USE, BYTES_OUT, e.bytes)?;
     Ok(Some(e))
+}
+
+/// Drops an entry's usage and LRU rows in one transaction (a racing hit cannot leave a row).
+fn forget_use(store: &Store, key: &str) -> store::Result<()> {
+    store.transaction_freeing(&[trees::RESPONSE_USE, trees::RESPONSE_LRU], |t| {
+        if let Some(u) = t[0].get::<Use>(key.as_bytes())? {
+            t[1].remove(&lru_row(u.ticket, key))?;
+        }
+        t[0].remove(key.as_bytes())?;
+        Ok(())
+    })
 }
 
 /// Bytes of stored results.
@@ -208,6 +224,25 @@ mod tests {
             vector: None,
             bytes: 1,
         }
+    }
+
+    /// Many concurrent hits on one entry: every hit is counted and exactly one LRU row remains.
+    #[test]
+    fn concurrent_hits_lose_no_count_and_leave_one_lru_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        write(&store, &entry("k")).unwrap();
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..50 {
+                        touch(&store, "k", true).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(usage(&store, "k").unwrap().unwrap().hits, 400);
+        assert_eq!(store.len(trees::RESPONSE_LRU).unwrap(), 1);
     }
 
     /// Regression: a hit on a full store used to drop the entry's LRU row and then fail.

@@ -7,6 +7,7 @@ pub mod handler;
 pub mod http;
 pub mod link;
 pub mod owner;
+pub mod run;
 pub mod stdio;
 pub mod stdout;
 

@@ -25,14 +25,35 @@ impl Drop for OwnerGuard {
     }
 }
 
-/// Takes the owner lock if nobody holds it.
+/// Takes the owner lock if nobody holds it, and writes this process's id into the lock file so
+/// a follower can name the owner when it stops answering.
 pub fn try_lock(project: &Project) -> std::io::Result<Option<File>> {
-    let file = OpenOptions::new().create(true).truncate(false).write(true).open(project.lock_path())?;
+    let mut file = OpenOptions::new().create(true).truncate(false).write(true).open(project.lock_path())?;
     match file.try_lock() {
-        Ok(()) => Ok(Some(file)),
+        Ok(()) => {
+            use std::io::Write;
+            file.set_len(0)?;
+            write!(file, "{}", std::process::id())?;
+            Ok(Some(file))
+        }
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
         Err(std::fs::TryLockError::Error(e)) => Err(e),
     }
+}
+
+/// Whether some process holds the owner lock (without taking it).
+pub fn is_held(project: &Project) -> std::io::Result<bool> {
+    let file = OpenOptions::new().create(true).truncate(false).write(true).open(project.lock_path())?;
+    match file.try_lock() {
+        Ok(()) => Ok(false),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(true),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+/// The process id the current owner wrote into the lock file, if readable.
+pub fn owner_pid(project: &Project) -> Option<u32> {
+    std::fs::read_to_string(project.lock_path()).ok()?.trim().parse().ok()
 }
 
 /// Binds the project socket and serves `handler` to every connection until the guard drops.

@@ -6,6 +6,7 @@
 
 pub mod keys;
 pub mod trees;
+pub mod tx;
 
 pub use keys::Key;
 pub use trees::TreeName;
@@ -46,6 +47,9 @@ pub enum Error {
         /// What was wrong.
         message: String,
     },
+    /// The request writing went over its time or memory budget, so what it built is incomplete.
+    #[error("the request went over its budget; nothing it built is stored")]
+    OverBudget,
     /// The store reached its configured size limit.
     #[error("store is full ({size} bytes of {limit}); evict entries with cache_evict or raise store.max_store_bytes")]
     Full {
@@ -89,6 +93,9 @@ impl Store {
     /// `Error::Full` when the store is past its size limit; callers that replace an entry check
     /// first, so a refused write never loses the entry it would have replaced.
     pub fn check_room(&self) -> Result<()> {
+        if !crate::budget::allows_writes() {
+            return Err(Error::OverBudget);
+        }
         let limit = self.limit.load(std::sync::atomic::Ordering::Relaxed);
         if limit == 0 {
             return Ok(());

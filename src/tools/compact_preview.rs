@@ -107,10 +107,8 @@ impl Refrain {
             let rules = Rules::load(cfg.rules_file.as_deref()).map_err(|e| e.to_string())?;
             analyze::run_compact(&input, &rules, &access).map_err(|e| e.to_string())
         };
-        let plan = match tokio::task::spawn_blocking(run)
-            .await
-            .map_err(|e| internal(format!("compaction task failed: {e}")))?
-        {
+        // Already on this call's own blocking thread (see server::run), inside its budget.
+        let plan = match run() {
             Ok(r) => r,
             Err(msg) => return fail(msg),
         };

@@ -81,11 +81,11 @@ impl Refrain {
             let rules = Rules::load(cfg.rules_file.as_deref()).map_err(|e| e.to_string())?;
             analyze::run_explain(&input, &rules, &access).map_err(|e| e.to_string())
         };
-        let report =
-            match tokio::task::spawn_blocking(run).await.map_err(|e| internal(format!("explain task failed: {e}")))? {
-                Ok(r) => r,
-                Err(msg) => return fail(msg),
-            };
+        // Already on this call's own blocking thread (see server::run), inside its budget.
+        let report = match run() {
+            Ok(r) => r,
+            Err(msg) => return fail(msg),
+        };
         let text = match &report {
             ExplainReport::Pair(b) => b.verdict.clone(),
             ExplainReport::Session(s) => format!(

@@ -118,7 +118,14 @@ pub fn run_compact(input: &CompactInput, rules: &Rules, access: &Access) -> Resu
         resolve_policy(rules, input.preset.as_deref(), input.policy.as_ref())?
     };
     let (messages, model) = match (&input.messages, &input.transcript) {
-        (Some(m), None) => (m.clone(), input.model.clone().unwrap_or_default()),
+        (Some(m), None) => {
+            if let Some(i) = m.iter().position(|x| x.get("role").and_then(Value::as_str).is_none()) {
+                return Err(Error::Input(format!(
+                    "messages[{i}] is not a message: each must be an object with a \"role\" and its \"content\""
+                )));
+            }
+            (m.clone(), input.model.clone().unwrap_or_default())
+        }
         (None, Some(path)) => {
             let t = Transcript::open(path, access)?;
             let model = input.model.clone().unwrap_or_else(|| t.model().to_string());

@@ -58,6 +58,19 @@ pub enum Error {
         /// Available.
         count: usize,
     },
+    /// The path is not a regular file (a FIFO or device would block or never end).
+    #[error("transcript {0} is not a regular file; give the path of a .jsonl transcript")]
+    NotAFile(PathBuf),
+    /// Parsing the file would take more than the request's memory budget.
+    #[error(
+        "transcript {path} has {bytes} bytes, more than this request may parse; give a shorter transcript or raise server.request_memory_bytes"
+    )]
+    TooLarge {
+        /// The path.
+        path: PathBuf,
+        /// Its size.
+        bytes: u64,
+    },
     /// A turn has no request body to compare (usage-only line).
     #[error("turn {0} has no request content in the transcript (only usage figures)")]
     NoBody(usize),
@@ -159,10 +172,21 @@ pub struct Transcript {
     pub system: Option<Value>,
 }
 
+/// Bytes of parsed JSON and rebuilt requests per byte of transcript text, roughly.
+const PARSED_PER_BYTE: usize = 4;
+
 impl Transcript {
     /// Reads a transcript file after checking it against `access`.
     pub fn open(path: &Path, access: &Access) -> Result<Transcript, Error> {
         let path = access.check(path)?;
+        let meta = std::fs::metadata(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
+        if !meta.is_file() {
+            return Err(Error::NotAFile(path));
+        }
+        // The parsed lines take a few times the text: charge that before reading a byte.
+        if !crate::budget::take((meta.len() as usize).saturating_mul(PARSED_PER_BYTE), "parsed transcript") {
+            return Err(Error::TooLarge { path, bytes: meta.len() });
+        }
         let text = std::fs::read_to_string(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
         Transcript::parse(&text).ok_or_else(|| {
             let lines = text.lines().filter(|l| !l.trim().is_empty()).count();

@@ -70,6 +70,10 @@ pub fn explain_session(t: &Transcript, rules: &Rules, pair: Option<(usize, usize
         Some((a, b)) => breaks.push(explain_pair(t, rules, a, b, true)?),
         None => {
             for i in 1..t.turns.len() {
+                // Each pair rebuilds two whole requests: a long session is quadratic work.
+                if !crate::budget::on_time("session cache-break report") {
+                    break;
+                }
                 let br = explain_pair(t, rules, i - 1, i, false)?;
                 let broke = br.explanation.as_ref().is_some_and(|e| e.broke) || br.reported_note.is_some();
                 if broke {

@@ -68,19 +68,63 @@ fn captured_payloads_are_answered_without_breaking_the_agent(
     }
 }
 
+/// Starts `refrain serve` on the project (the store's owner) and waits until its socket is up.
+fn serve(home: &Path, project: &Path) -> std::process::Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_refrain"))
+        .arg("serve")
+        .current_dir(project)
+        .env("REFRAIN_HOME", home)
+        .env("REFRAIN__MODEL__ENABLED", "false")
+        .env_remove("REFRAIN_PROJECT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let p = refrain::project::Project::at(project.canonicalize().unwrap(), home);
+    let started = Instant::now();
+    while !p.socket_path().exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "refrain serve never took the store");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
 #[rstest]
 #[case::compaction_before("PreCompact", "claude-PreCompact-1795311470987647626.json")]
 #[case::compaction_after("PostCompact", "claude-PostCompact-1795311471304710281.json")]
 fn compaction_hooks_note_the_event_in_the_project_store(#[case] event: &str, #[case] file: &str) {
     let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut server = serve(home.path(), project.path());
     let (out, _) = hook(home.path(), project.path(), "claude", event, &payload(file, project.path()));
     assert_eq!(out, "");
+    // The owner flushed the event before answering the hook; stop it to open the store here.
+    server.kill().unwrap();
+    server.wait().unwrap();
     let root = project.path().canonicalize().unwrap();
     let store = refrain::store::Store::open(&refrain::project::Project::at(root, home.path()).db_dir()).unwrap();
     let events = refrain::hooks::events::of_session(&store, "b7db804a-d194-4fe6-92d4-23ee27b67f10").unwrap();
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].event, event);
     assert_eq!(events[0].trigger.as_deref(), Some("manual"));
+}
+
+/// A hook never becomes the store's owner: with no `refrain serve` running it answers nothing,
+/// within its time budget, and leaves no store behind.
+#[test]
+fn a_hook_without_a_server_never_opens_the_store() {
+    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for (event, file) in [
+        ("PreCompact", "claude-PreCompact-1795311470987647626.json"),
+        ("UserPromptSubmit", "claude-UserPromptSubmit-1795311204932778601.json"),
+        ("Stop", "claude-Stop-1795311205359547498.json"),
+    ] {
+        let (out, took) = hook(home.path(), project.path(), "claude", event, &payload(file, project.path()));
+        assert_eq!(out, "", "{event}");
+        assert!(took < Duration::from_secs(10), "{event} took {took:?}");
+    }
+    let p = refrain::project::Project::at(project.path().canonicalize().unwrap(), home.path());
+    assert!(!p.db_dir().exists(), "a hook opened the store at {}", p.db_dir().display());
 }
 
 #[rstest]

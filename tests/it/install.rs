@@ -152,7 +152,8 @@ fn manifests_match_what_install_writes_into_an_empty_project() {
 
 /// A REFRAIN_HOME and REFRAIN_MODEL_DIR given to install.sh reach what the agents start: the
 /// server entries carry them as env, the hook commands as flags, and a hook run with none of
-/// them in its environment (as Codex runs it) writes to that data home.
+/// them in its environment (as Codex runs it) reaches the server started from that registration
+/// and lands in that data home.
 #[test]
 fn a_custom_data_home_and_model_dir_travel_in_the_registration() {
     let s = Scratch::new();
@@ -172,6 +173,29 @@ fn a_custom_data_home_and_model_dir_travel_in_the_registration() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hooks/claude-PreCompact-1795311470987647626.json");
     let mut payload: serde_json::Value = serde_json::from_slice(&std::fs::read(fixture).unwrap()).unwrap();
     payload["cwd"] = s.project.to_string_lossy().into();
+    // The agent starts the server from its registration (command, args, env) and nothing else;
+    // a hook only ever follows that server.
+    let entry = &claude["mcpServers"]["refrain"];
+    let mut server = Command::new(entry["command"].as_str().unwrap());
+    server.current_dir(&s.project).env_clear().env("PATH", "/usr/bin:/bin").env("HOME", &s.home);
+    for arg in entry["args"].as_array().into_iter().flatten() {
+        server.arg(arg.as_str().unwrap());
+    }
+    for (k, v) in env.as_object().unwrap() {
+        server.env(k, v.as_str().unwrap());
+    }
+    let mut server = server
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let owned = refrain::project::Project::at(s.project.canonicalize().unwrap(), &data);
+    let started = std::time::Instant::now();
+    while !owned.socket_path().exists() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the registered server never took the store");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let mut child = Command::new("sh")
         .args(["-c", &command])
         .current_dir(&s.project)
@@ -184,6 +208,9 @@ fn a_custom_data_home_and_model_dir_travel_in_the_registration() {
     use std::io::Write;
     child.stdin.take().unwrap().write_all(payload.to_string().as_bytes()).unwrap();
     assert!(child.wait().unwrap().success());
+    // The owner flushed the event before answering the hook; stop it to open the store here.
+    server.kill().unwrap();
+    server.wait().unwrap();
     let root = s.project.canonicalize().unwrap();
     let store = refrain::store::Store::open(&refrain::project::Project::at(root, &data).db_dir()).unwrap();
     let events = refrain::hooks::events::of_session(&store, "b7db804a-d194-4fe6-92d4-23ee27b67f10").unwrap();

@@ -3,6 +3,7 @@
 // Test helpers outside #[test] functions may fail loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod adversarial;
 mod agents;
 mod fault;
 mod hook;
@@ -14,6 +15,7 @@ mod plan;
 mod prompt;
 mod python_sdk;
 mod results;
+mod robust;
 mod security;
 mod server;
 mod support;
