@@ -54,8 +54,16 @@ use Level::{Project, ProjectLowers, Trusted, User};
 /// Every key of `Config`.
 pub const RULES: &[Rule] = &[
     row("server.max_message_bytes", Project, ""),
-    row("server.request_timeout_ms", ProjectLowers, "a longer deadline lets one request hold a worker for as long as the repository likes"),
-    row("server.request_memory_bytes", ProjectLowers, "a larger budget lets one request grow the server's memory as far as the repository likes"),
+    row(
+        "server.request_timeout_ms",
+        ProjectLowers,
+        "a longer deadline lets one request hold a worker for as long as the repository likes",
+    ),
+    row(
+        "server.request_memory_bytes",
+        ProjectLowers,
+        "a larger budget lets one request grow the server's memory as far as the repository likes",
+    ),
     row("server.token", Trusted, "it sets the HTTP server's bearer token, so whoever wrote the repository can call it"),
     row("server.allowed_origins", Trusted, "it lets web pages on other sites call the HTTP server"),
     row("server.allowed_hosts", Trusted, "it switches off DNS-rebinding protection for other host names"),
