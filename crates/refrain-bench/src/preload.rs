@@ -5,7 +5,8 @@
 //!
 //! Bulk vectors are pseudo-random unit vectors (embedding 100k texts would dominate the run);
 //! `real` results go through the real put path with embedded queries, so semantic lookups have
-//! something true to find among the bulk.
+//! something true to find among the bulk. `questions` files real texts with their real
+//! embeddings, in batches, for runs where every stored text must be a true one.
 
 use crate::core::random_unit;
 use crate::families::filler;
@@ -234,4 +235,51 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
     index.build_now(library::SCOPE)?;
     store.flush()?;
     Ok(())
+}
+
+/// Stores `texts` as results of `tool` in `namespace` straight into the project's store, each with
+/// its real embedding (embedded in batches) and the result `answer <i>`, filed the way
+/// `response_cache_put` files them: the entry, its query's text row and its vector. The server
+/// builds its index from the vectors at startup. Returns how many were stored.
+pub fn questions(
+    project: &Project,
+    models: &Path,
+    namespace: &str,
+    tool: &str,
+    texts: &[String],
+) -> anyhow::Result<usize> {
+    project.prepare()?;
+    let store = Store::open(&project.db_dir())?;
+    let model = FastEmbedder::load(&ModelFiles::under(models), 2, Config::default().model.max_length)?;
+    let index = VectorIndex::open(&store, Some(&project.index_dir()))?;
+    let scope = entry::scope(namespace, tool);
+    let now = now_ms();
+    for (c, chunk) in texts.chunks(256).enumerate() {
+        let vectors = model.embed(&chunk.iter().map(String::as_str).collect::<Vec<_>>())?;
+        let first = c * 256;
+        let keys: Vec<String> =
+            (first..first + chunk.len()).map(|i| key::exact_key(namespace, tool, &json!({"q": i}))).collect();
+        let ids = index.insert_many(&scope, keys.iter().map(|k| k.as_bytes().to_vec()).zip(vectors).collect())?;
+        for (j, (k, id)) in keys.into_iter().zip(ids).enumerate() {
+            let i = first + j;
+            let result = json!(format!("answer {i}"));
+            let e = Entry {
+                key: k,
+                namespace: namespace.into(),
+                tool: tool.into(),
+                args: json!({"q": i}),
+                query: Some(chunk[j].clone()),
+                bytes: result.to_string().len() as u64,
+                result,
+                created_ms: now,
+                expires_ms: now + 86_400_000,
+                deps: Vec::new(),
+                vector: Some(id),
+            };
+            entry::write(&store, &e)?;
+        }
+    }
+    index.build_now(&scope)?;
+    store.flush()?;
+    Ok(texts.len())
 }
