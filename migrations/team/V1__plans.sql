@@ -19,7 +19,9 @@ CREATE TABLE refrain_plans (
     task TEXT NOT NULL,
     source TEXT NOT NULL,
     template JSONB NOT NULL,
-    plan JSONB NOT NULL,
+    -- The plan as its publisher's refrain wrote it, as text: JSONB would reorder object keys, and
+    -- the content id is over the exact serialisation.
+    plan TEXT NOT NULL,
     successes BIGINT NOT NULL DEFAULT 0,
     failures BIGINT NOT NULL DEFAULT 0,
     failure_streak INTEGER NOT NULL DEFAULT 0,

@@ -198,7 +198,8 @@ async fn publish(
         anyhow::bail!("name the plans to publish (refrain plans publish ID...) or pass --all");
     }
     let mut plans: Vec<crate::plan::template::StoredPlan> = Vec::new();
-    let lists = if all { vec![json!({"limit": usize::MAX})] } else { ids.iter().map(|id| json!({"plan_id": id})).collect() };
+    let lists =
+        if all { vec![json!({"limit": usize::MAX})] } else { ids.iter().map(|id| json!({"plan_id": id})).collect() };
     for (n, args) in lists.into_iter().enumerate() {
         let v = call(link, "plan_list", args).await?;
         let found: Vec<crate::plan::template::StoredPlan> = serde_json::from_value(v["plans"].clone())?;

@@ -80,7 +80,10 @@ impl Db {
 
     /// A connection of its own (not pooled), its driver running in a task; the task ends when
     /// the connection does. Notifications go to `wake`.
-    async fn dedicated(&self, wake: Option<Arc<Notify>>) -> Result<(tokio_postgres::Client, tokio::task::JoinHandle<()>), Error> {
+    async fn dedicated(
+        &self,
+        wake: Option<Arc<Notify>>,
+    ) -> Result<(tokio_postgres::Client, tokio::task::JoinHandle<()>), Error> {
         let connect = self.cfg.connect(self.tls.clone());
         let (client, mut conn) = tokio::time::timeout(TIMEOUT, connect)
             .await
@@ -144,7 +147,8 @@ fn tls_config(team: &TeamConfig) -> Result<rustls::ClientConfig, Error> {
         let _ = roots.add(cert);
     }
     if let Some(path) = &team.ca_file {
-        let pem = std::fs::read(path).map_err(|e| Error::Tls(format!("cannot read team.ca_file {}: {e}", path.display())))?;
+        let pem =
+            std::fs::read(path).map_err(|e| Error::Tls(format!("cannot read team.ca_file {}: {e}", path.display())))?;
         let mut added = 0;
         for cert in CertificateDer::pem_slice_iter(&pem) {
             let cert = cert.map_err(|e| Error::Tls(format!("team.ca_file {}: {e}", path.display())))?;

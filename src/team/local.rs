@@ -62,7 +62,8 @@ pub async fn apply(app: &App, page: Vec<SharedPlan>) -> Result<Applied, Error> {
         let existing = library::get(&app.store, &plan.id)?;
         if let Some(mut rec) = existing {
             let c = &mut rec.plan.counters;
-            let changed = (c.successes, c.failures, c.failure_streak) != (plan.counters.successes, plan.counters.failures, plan.counters.failure_streak)
+            let changed = (c.successes, c.failures, c.failure_streak)
+                != (plan.counters.successes, plan.counters.failures, plan.counters.failure_streak)
                 || rec.plan.quarantined != plan.quarantined;
             if changed {
                 c.successes = plan.counters.successes;

@@ -33,13 +33,17 @@ pub enum Error {
     #[error("team.url is not a PostgreSQL URL ({0}); write it as postgres://user@host:5432/dbname")]
     Url(String),
     /// The password's env var is unset.
-    #[error("team.password_env names {0}, which is not set in refrain's environment; export it or remove team.password_env")]
+    #[error(
+        "team.password_env names {0}, which is not set in refrain's environment; export it or remove team.password_env"
+    )]
     Password(String),
     /// TLS settings are unusable.
     #[error("team library TLS: {0}")]
     Tls(String),
     /// The checkout has no git remote.
-    #[error("{0} has no git remote, so it cannot be matched with the team's copies of it; add one (git remote add origin URL)")]
+    #[error(
+        "{0} has no git remote, so it cannot be matched with the team's copies of it; add one (git remote add origin URL)"
+    )]
     NoRemote(String),
     /// The server cannot be reached.
     #[error("the team database {0} cannot be reached: {1}")]
@@ -140,7 +144,11 @@ pub fn publishable(store: &Store, id: &str) -> Result<Option<StoredPlan>, Error>
 
 /// Publishes plans now, from outside the owner process (`refrain plans publish`): returns how
 /// many the team did not have yet.
-pub async fn publish_now(team: &crate::config::TeamConfig, root: &std::path::Path, plans: &[StoredPlan]) -> Result<usize, Error> {
+pub async fn publish_now(
+    team: &crate::config::TeamConfig,
+    root: &std::path::Path,
+    plans: &[StoredPlan],
+) -> Result<usize, Error> {
     let project = remote::project_of(root).ok_or_else(|| Error::NoRemote(root.display().to_string()))?;
     let db = db::Db::new(team)?;
     db.migrate().await?;

@@ -46,7 +46,12 @@ async fn begin(tx: &deadpool_postgres::Transaction<'_>, project: &str, op: &str)
 
 /// Publishes a plan (already scrubbed); true when this made the row, false when the team had it
 /// already or `op` was applied before.
-pub async fn publish(client: &mut deadpool_postgres::Object, project: &str, op: &str, p: &StoredPlan) -> Result<bool, Error> {
+pub async fn publish(
+    client: &mut deadpool_postgres::Object,
+    project: &str,
+    op: &str,
+    p: &StoredPlan,
+) -> Result<bool, Error> {
     let tx = client.transaction().await.map_err(sql)?;
     let Some(rev) = begin(&tx, project, op).await? else { return Ok(false) };
     let mut bare = p.clone();
@@ -60,7 +65,7 @@ pub async fn publish(client: &mut deadpool_postgres::Object, project: &str, op: 
         .execute(
             "INSERT INTO refrain_plans (project, id, bucket, action, kind, plan_version, normaliser, extractor, \
              task, source, template, plan, successes, failures, failure_streak, quarantined, rev) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::jsonb, $12::text::jsonb, $13, $14, $15, $16, $17) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::jsonb, $12, $13, $14, $15, $16, $17) \
              ON CONFLICT (project, id) DO NOTHING",
             &[
                 &project,
@@ -152,7 +157,7 @@ pub struct Changes {
 pub async fn changes(client: &impl GenericClient, project: &str, after: i64, limit: i64) -> Result<Changes, Error> {
     let rows = client
         .query(
-            "SELECT rev, plan::text, successes, failures, failure_streak, quarantined FROM refrain_plans \
+            "SELECT rev, plan, successes, failures, failure_streak, quarantined FROM refrain_plans \
              WHERE project = $1 AND rev > $2 ORDER BY rev LIMIT $3",
             &[&project, &after, &limit],
         )

@@ -113,8 +113,16 @@ impl Sync {
                         }
                     }
                     Change::Feedback { id, outcome, reason, quarantine_after } => {
-                        shared::feedback(&mut client, &self.project, &q.op, id, *outcome, reason.as_deref(), *quarantine_after)
-                            .await?;
+                        shared::feedback(
+                            &mut client,
+                            &self.project,
+                            &q.op,
+                            id,
+                            *outcome,
+                            reason.as_deref(),
+                            *quarantine_after,
+                        )
+                        .await?;
                     }
                 }
                 queue::done(store, &key)?;
@@ -140,7 +148,13 @@ impl Sync {
             let applied = local::apply(&self.app, page.plans).await?;
             queue::set_rev(store, &place, last)?;
             store.flush_async().await?;
-            tracing::debug!(rev = last, added = applied.added, updated = applied.updated, refused = applied.refused, "team plans synced");
+            tracing::debug!(
+                rev = last,
+                added = applied.added,
+                updated = applied.updated,
+                refused = applied.refused,
+                "team plans synced"
+            );
             if rows < PAGE as usize {
                 return Ok(());
             }

@@ -23,4 +23,5 @@ mod robust;
 mod security;
 mod server;
 mod support;
+mod team;
 mod trust;
