@@ -90,6 +90,12 @@ pub fn set_known(store: &Store, id: &str, k: Known) -> Result<(), Error> {
     Ok(())
 }
 
+/// Forgets what the team knows of a plan (a queued publish that was not sent).
+pub fn forget(store: &Store, id: &str) -> Result<(), Error> {
+    store.remove(trees::TEAM_KNOWN, id.as_bytes())?;
+    Ok(())
+}
+
 fn rev_key(place: &str) -> Vec<u8> {
     format!("team_rev\0{place}").into_bytes()
 }

@@ -106,12 +106,13 @@ impl Sync {
             let mut client = self.db.client().await?;
             for (key, q) in batch {
                 match &q.change {
-                    Change::Publish { id } => {
-                        if let Some(plan) = super::publishable(store, id)? {
+                    Change::Publish { id } => match super::publishable(store, id)? {
+                        Some(plan) => {
                             shared::publish(&mut client, &self.project, &q.op, &plan).await?;
                             queue::set_known(store, id, Known::Shared)?;
                         }
-                    }
+                        None => queue::forget(store, id)?,
+                    },
                     Change::Feedback { id, outcome, reason, quarantine_after } => {
                         shared::feedback(
                             &mut client,
