@@ -39,6 +39,9 @@ impl Db {
     /// Settings, TLS and an (empty) pool from the user's `team` config; connects nothing yet.
     pub fn new(team: &TeamConfig) -> Result<Db, Error> {
         let url = team.url.as_deref().ok_or(Error::NotConfigured)?;
+        // libpq's verify-ca and verify-full ask for what rustls always does with TLS (check the
+        // chain and the host name); tokio-postgres knows them as `require`.
+        let url = url.replace("sslmode=verify-full", "sslmode=require").replace("sslmode=verify-ca", "sslmode=require");
         let mut cfg: tokio_postgres::Config = url.parse().map_err(|e| Error::Url(format!("{e}")))?;
         if let Some(var) = &team.password_env {
             let password = std::env::var(var).map_err(|_| Error::Password(var.clone()))?;
@@ -75,7 +78,7 @@ impl Db {
 
     /// A pooled connection.
     pub async fn client(&self) -> Result<deadpool_postgres::Object, Error> {
-        self.pool.get().await.map_err(|e| Error::Unreachable(self.label.clone(), e.to_string()))
+        self.pool.get().await.map_err(|e| Error::Unreachable(self.label.clone(), chain(&e)))
     }
 
     /// A connection of its own (not pooled), its driver running in a task; the task ends when
@@ -88,7 +91,7 @@ impl Db {
         let (client, mut conn) = tokio::time::timeout(TIMEOUT, connect)
             .await
             .map_err(|_| Error::Unreachable(self.label.clone(), "timed out connecting".into()))?
-            .map_err(|e| Error::Unreachable(self.label.clone(), e.to_string()))?;
+            .map_err(|e| Error::Unreachable(self.label.clone(), chain(&e)))?;
         let driver = tokio::spawn(async move {
             let mut messages = futures::stream::poll_fn(move |cx| conn.poll_message(cx));
             while let Some(m) = messages.next().await {
@@ -136,6 +139,21 @@ impl Db {
         client.batch_execute(&format!("LISTEN {CHANNEL}")).await.map_err(|e| Error::Sql(e.to_string()))?;
         Ok((client, driver))
     }
+}
+
+/// An error and its causes in one line ("error performing TLS handshake: invalid peer
+/// certificate: UnknownIssuer"), so the reason reaches the log and the user.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            out = format!("{out}: {text}");
+        }
+        cause = c.source();
+    }
+    out
 }
 
 /// rustls with the system's roots and the user's extra CA file.

@@ -21,6 +21,11 @@ struct Member {
 
 impl Member {
     fn new(remote: &str, url: &str) -> Member {
+        Member::with(remote, url, "")
+    }
+
+    /// A member whose `[team]` table has `extra` lines too.
+    fn with(remote: &str, url: &str, extra: &str) -> Member {
         let env = Env::without_model();
         let git = env.project.path().join(".git");
         std::fs::create_dir_all(&git).unwrap();
@@ -29,7 +34,7 @@ impl Member {
         let config = env.home.path().join("user-refrain.toml");
         std::fs::write(
             &config,
-            format!("[team]\nurl = \"{url}\"\npassword_env = \"{PASSWORD_ENV}\"\npublish_after = 2\n"),
+            format!("[team]\nurl = \"{url}\"\npassword_env = \"{PASSWORD_ENV}\"\npublish_after = 2\n{extra}"),
         )
         .unwrap();
         Member { env, config }
@@ -269,4 +274,29 @@ async fn the_server_down_killed_or_restarted_loses_nothing_and_lookups_stay_loca
     // (The earlier client's connection died with the server.)
     let rows: i64 = pg.client().await.query_one("SELECT count(*) FROM refrain_plans", &[]).await.unwrap().get(0);
     assert_eq!(rows, 31, "one row per plan, nothing doubled");
+}
+
+#[tokio::test]
+async fn tls_is_used_as_the_url_says_and_the_certificate_is_checked() {
+    let pg = Pg::start_tls();
+    let url = format!("{}?sslmode=require", pg.url());
+    let ca = format!("ca_file = \"{}\"\n", pg.ca_file().display());
+    let trusted = Member::with("git@github.com:acme/billing.git", &url, &ca);
+    let s = trusted.serve().await;
+    s.ok("plan_store", json!({"task": TASK, "template": template(0)})).await;
+    let out = trusted.run(&["plans", "publish", "--all"]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 new to the team"), "{out:?}");
+    // The server takes TLS connections only (hostssl), so that publish went over TLS.
+    let plain = Member::new("git@github.com:acme/billing.git", &format!("{}?sslmode=disable", pg.url()));
+    let _s = plain.serve().await;
+    let out = plain.run(&["plans", "publish", "--all"]).await;
+    assert!(!out.status.success());
+    // Without the team's CA the server's certificate is refused.
+    let untrusting = Member::new("git@github.com:acme/billing.git", &url);
+    let _s = untrusting.serve().await;
+    let out = untrusting.run(&["plans", "publish", "--all"]).await;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot be reached") && err.to_lowercase().contains("certificate"), "{err}");
 }

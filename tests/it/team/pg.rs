@@ -62,11 +62,28 @@ pub struct Pg {
     child: Option<Child>,
     /// Its loopback port.
     pub port: u16,
+    /// TLS only (`hostssl` in pg_hba.conf), with a certificate from a CA of the test's own.
+    tls: bool,
 }
 
 impl Pg {
     /// initdb into a fresh directory and start the server.
     pub fn start() -> Pg {
+        Pg::init(false)
+    }
+
+    /// A server that accepts TLS connections only, its certificate (for 127.0.0.1) signed by a
+    /// CA made here: `ca_file()`.
+    pub fn start_tls() -> Pg {
+        Pg::init(true)
+    }
+
+    /// The PEM of the CA that signed a TLS server's certificate.
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+
+    fn init(tls: bool) -> Pg {
         let dir = tempfile::Builder::new().prefix("refrain-pg").tempdir().expect("pg dir");
         let pwfile = dir.path().join("pw");
         std::fs::write(&pwfile, PASSWORD).unwrap();
@@ -82,8 +99,20 @@ impl Pg {
             .output()
             .expect("initdb");
         assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
+        if tls {
+            certificates(dir.path());
+            std::fs::write(
+                dir.path().join("data/pg_hba.conf"),
+                "hostssl all all 127.0.0.1/32 scram-sha-256\nlocal all all scram-sha-256\n",
+            )
+            .unwrap();
+            if is_root() {
+                let ok = Command::new("chown").args(["-R", "postgres:postgres"]).arg(dir.path()).status().unwrap();
+                assert!(ok.success());
+            }
+        }
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut pg = Pg { dir, child: None, port };
+        let mut pg = Pg { dir, child: None, port, tls };
         pg.run();
         pg
     }
@@ -104,6 +133,18 @@ impl Pg {
                 .arg("-k")
                 .arg(self.dir.path())
                 .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=60"])
+                .args(if self.tls {
+                    vec![
+                        "-c".to_string(),
+                        "ssl=on".to_string(),
+                        "-c".to_string(),
+                        format!("ssl_cert_file={}", self.dir.path().join("server.crt").display()),
+                        "-c".to_string(),
+                        format!("ssl_key_file={}", self.dir.path().join("server.key").display()),
+                    ]
+                } else {
+                    Vec::new()
+                })
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
@@ -158,6 +199,47 @@ impl Pg {
         tokio::spawn(conn);
         client
     }
+}
+
+/// A CA and a server certificate for 127.0.0.1 it signed, with openssl (in `dir`).
+fn certificates(dir: &Path) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl").current_dir(dir).args(args).output().expect("run openssl");
+        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    std::fs::write(dir.join("server.ext"), "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n").unwrap();
+    openssl(
+        &["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2"]
+            .into_iter()
+            .chain(["-subj", "/CN=refrain test CA", "-addext", "basicConstraints=critical,CA:TRUE"])
+            .chain(["-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+            .collect::<Vec<_>>(),
+    );
+    openssl(
+        &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr"]
+            .into_iter()
+            .chain(["-subj", "/CN=127.0.0.1"])
+            .collect::<Vec<_>>(),
+    );
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+    ]);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.join("server.key"), std::fs::Permissions::from_mode(0o600)).unwrap();
 }
 
 impl Drop for Pg {
