@@ -25,3 +25,4 @@ mod server;
 mod support;
 mod team;
 mod trust;
+mod verifier_model;
