@@ -99,3 +99,22 @@ async fn a_damaged_or_missing_model_is_named_and_the_rule_keeps_serving() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_model_the_calibration_does_not_name_is_loaded_only_when_scores_are_asked_for() {
+    let mut calibration = calibration_for_the_shipped_model();
+    calibration["verifier_sha256"] = Value::Null;
+    let env = Env::with_verifier(&calibration);
+    let s = env.serve().await;
+    let (out, matching) = paraphrase_lookup(&s).await;
+    assert_eq!((&out["status"], &out["method"]), (&json!("hit"), &json!("cosine")), "{out}");
+    let detail = matching["detail"].as_str().unwrap();
+    assert!(detail.contains("not loaded"), "the model was loaded although nothing needs it: {detail}");
+    let query = "what is the way to install Rust on Ubuntu";
+    let explained = s.ok("response_cache_get", json!({"tool": "WebSearch", "query": query, "explain": true})).await;
+    let cands = explained["candidates"].as_array().expect("explain lists the candidates");
+    assert!(cands.iter().any(|c| c["verifier"].is_number()), "explain asked for scores but got none: {explained}");
+    assert_eq!(explained["method"], "cosine", "a model the calibration does not name decided: {explained}");
+    let detail = s.ok("cache_stats", json!({})).await["matching"]["detail"].as_str().unwrap().to_string();
+    assert!(detail.contains("scores only"), "{detail}");
+}
