@@ -23,6 +23,7 @@ mod results_eval;
 mod sets;
 mod speed;
 mod stall;
+mod trees;
 mod work;
 
 use clap::Parser;
