@@ -91,7 +91,10 @@ fn human(n: usize) -> String {
 
 type Row = (String, &'static str, String);
 
+/// One measure; also printed to stderr at once, so a long run that is stopped still tells what it
+/// had measured.
 fn row(what: &str, target: &'static str, value: String) -> Row {
+    eprintln!("| {what} | {value} |");
     (what.to_string(), target, value)
 }
 
