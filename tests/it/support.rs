@@ -168,6 +168,19 @@ impl Server {
         text(&r)
     }
 
+    /// Ends the session (closes the server's stdin) and waits, up to 60 s, until the process has
+    /// exited, so a test that goes on to touch the store knows the server let go of it.
+    pub async fn stop(self) {
+        let Server { mut child, client } = self;
+        let _ = client.cancel().await;
+        match tokio::time::timeout(std::time::Duration::from_secs(60), child.wait()).await {
+            Ok(status) => {
+                status.expect("wait for refrain serve");
+            }
+            Err(_) => panic!("refrain serve did not exit within 60 s of its stdin closing"),
+        }
+    }
+
     /// The process id.
     pub fn pid(&self) -> u32 {
         self.child.id().expect("pid")
