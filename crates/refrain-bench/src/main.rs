@@ -23,6 +23,8 @@ mod results_eval;
 mod sets;
 mod speed;
 mod stall;
+mod team;
+mod trees;
 mod work;
 
 use clap::Parser;

@@ -74,7 +74,8 @@ pub fn real_query(i: usize) -> String {
 }
 
 /// Writes `n` plans and `n` results (+ `real` semantic results and `stale` expired ones) into
-/// the project's store. Runs its own runtime on a separate thread.
+/// the project's store (created without compression when `plain`, as older refrains made them).
+/// Runs its own runtime on a separate thread.
 pub fn fill(
     home: &Path,
     project: &Project,
@@ -82,8 +83,12 @@ pub fn fill(
     n: usize,
     real: usize,
     stale: usize,
+    plain: bool,
 ) -> anyhow::Result<Loaded> {
     project.prepare()?;
+    if plain {
+        Store::open_uncompressed(&project.db_dir())?.flush()?;
+    }
     let (home, project, models) = (home.to_path_buf(), project.clone(), models.to_path_buf());
     std::thread::spawn(move || -> anyhow::Result<Loaded> {
         // Results first: the app started for the real puts rebuilds its index from a store that
@@ -129,6 +134,7 @@ async fn results(
     let now = now_ms();
     let scope = entry::scope(NAMESPACE, TOOL);
     let index = app.index().await?;
+    index.hold_builds(true);
     for chunk in (0..n).collect::<Vec<_>>().chunks(CHUNK) {
         let keys: Vec<(String, serde_json::Value)> = chunk
             .iter()
@@ -144,6 +150,7 @@ async fn results(
             write(store, k, args, Some(format!("bulk query {i}")), now + 86_400_000, Some(id))?;
         }
     }
+    index.hold_builds(false);
     index.build_now(&scope)?;
     for i in 0..stale {
         let args = json!({"stale": i});
@@ -164,13 +171,14 @@ fn write(
     vector: Option<u64>,
 ) -> anyhow::Result<()> {
     let now = now_ms();
+    let seed = key_seed(&args);
     let e = Entry {
         key,
         namespace: NAMESPACE.into(),
         tool: TOOL.into(),
         args,
         query,
-        result: json!("x".repeat(200)),
+        result: json!(bulk_text(seed, 200)),
         created_ms: now.min(expires_ms.saturating_sub(1)),
         expires_ms,
         deps: Vec::new(),
@@ -179,6 +187,38 @@ fn write(
     };
     entry::write(store, &e)?;
     Ok(())
+}
+
+/// About `len` bytes of words drawn pseudo-randomly from a small vocabulary: a stand-in for a
+/// tool's output that compresses about as well as real text (a run of one letter would shrink
+/// to nothing and flatter the store's size on disk).
+pub fn bulk_text(seed: u64, len: usize) -> String {
+    const WORDS: [&str; 64] = [
+        "the", "error", "returns", "function", "value", "file", "line", "src", "config", "request", "response",
+        "cache", "timeout", "user", "server", "client", "build", "test", "failed", "passed", "warning", "module",
+        "import", "export", "struct", "field", "type", "string", "number", "array", "object", "null", "true", "false",
+        "query", "result", "page", "index", "key", "path", "http", "json", "status", "code", "message", "debug",
+        "info", "trace", "thread", "lock", "write", "read", "open", "close", "token", "session", "retry", "limit",
+        "offset", "version", "update", "delete", "create", "list",
+    ];
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut out = String::with_capacity(len + 16);
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.push_str(WORDS[(x % 64) as usize]);
+        out.push(if x.is_multiple_of(11) { '\n' } else { ' ' });
+        if x.is_multiple_of(7) {
+            out.push_str(&(x % 10_000).to_string());
+            out.push(' ');
+        }
+    }
+    out
+}
+
+fn key_seed(args: &serde_json::Value) -> u64 {
+    args.to_string().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
 }
 
 /// Where preloaded plans get their task vectors.
@@ -203,6 +243,7 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
         _ => None,
     };
     let index = VectorIndex::open(&store, Some(&project.index_dir()))?;
+    index.hold_builds(true);
     for chunk in (0..n).collect::<Vec<_>>().chunks(256) {
         let items: Vec<(String, _)> = chunk.iter().map(|&i| filler(i)).collect();
         let vectors = match (&model, vectors) {
@@ -232,6 +273,7 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
             library::put(&store, &Record { plan, vector })?;
         }
     }
+    index.hold_builds(false);
     index.build_now(library::SCOPE)?;
     store.flush()?;
     Ok(())
