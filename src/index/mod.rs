@@ -195,9 +195,19 @@ impl VectorIndex {
         Ok(added.into_iter().map(|(id, _)| id).collect())
     }
 
-    /// A stored vector of `scope` by id, read back from the store (decoded from its int8 code;
-    /// None when it is gone).
+    /// A stored vector of `scope` by id (decoded from its int8 code; None when it is gone): from
+    /// the scope's points when they hold it, else read back from the store.
     pub fn stored_vector(&self, scope: &str, id: u64) -> Option<Vec<f32>> {
+        let slot = self.slot(scope);
+        if let Some(v) = slot
+            .points
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(|p| p.code_of(id).map(quant::decode))
+        {
+            return Some(v);
+        }
         let code = records::code(&self.0.store, &records::tag(scope), id).ok()??;
         Some(quant::decode(&code))
     }

@@ -95,6 +95,17 @@ impl Points {
         &self.codes[i * s..(i + 1) * s]
     }
 
+    /// The code of a live point by id (None when absent, removed or hollow): a binary search in
+    /// the graph's ids, a scan of the tail.
+    pub fn code_of(&self, id: u64) -> Option<&[i8]> {
+        let g = self.graph.len().min(self.ids.len());
+        let i = self.ids[..g]
+            .binary_search(&id)
+            .ok()
+            .or_else(|| self.ids[g..].iter().position(|x| *x == id).map(|i| i + g))?;
+        (self.state[i] == LIVE).then(|| self.code(i))
+    }
+
     /// Dimensions of the scope's vectors (0 while empty).
     pub fn dim(&self) -> usize {
         self.dim

@@ -1,11 +1,15 @@
-//! The plan library in the store: plans by id (`PLANS`), their compact heads (`PLAN_HEADS`),
-//! bucket membership (`PLAN_BUCKETS`), exact-text entries (`PLAN_TEXTS`), task vectors (index
-//! scope `plans`), counters, feedback bias, quarantine and eviction.
+//! The plan library in the store: plans by id (`PLANS`), bucket membership with each plan's
+//! compact head as the row's value (`PLAN_BUCKETS`, so a lookup reads a bucket's heads in one
+//! range scan; `heads`), the bucket of each plan by id (`PLAN_HEADS`), exact-text entries
+//! (`PLAN_TEXTS`), task vectors (index scope `plans`), counters, feedback bias, quarantine and
+//! eviction.
 //!
 //! Synchronous store calls only; callers flush before acknowledging a write.
 
 use super::Error;
-use super::head::{HEAD_VERSION, Head};
+use super::head::Head;
+use super::heads::{self, bucket_key};
+use super::hits;
 use super::mask;
 use super::template::StoredPlan;
 use crate::index::VectorIndex;
@@ -36,29 +40,21 @@ pub enum Eviction {
     },
 }
 
-/// A plan stored record plus the vector id of its task embedding.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Record {
-    /// The plan.
-    pub plan: StoredPlan,
-    /// Its task vector in the index, when a model was available.
-    pub vector: Option<u64>,
-}
+pub use super::template::Record;
 
-fn bucket_key(bucket: &str, id: &str) -> Vec<u8> {
-    Key::new().text(bucket).text(id).into_bytes()
-}
-
-/// Reads a plan.
+/// Reads a plan (with the hits held in memory counted).
 pub fn get(store: &Store, id: &str) -> Result<Option<Record>, Error> {
-    Ok(store.get(trees::PLANS, id.as_bytes())?)
+    let mut rec: Option<Record> = store.get(trees::PLANS, id.as_bytes())?;
+    if let Some(r) = rec.as_mut() {
+        hits::overlay(store, r);
+    }
+    Ok(rec)
 }
 
-/// Writes a plan, its head, its bucket entry and its exact-text entries (buffered).
+/// Writes a plan, its head in its bucket row, its exact-text entries (buffered).
 pub fn put(store: &Store, rec: &Record) -> Result<(), Error> {
     store.put(trees::PLANS, rec.plan.id.as_bytes(), rec)?;
-    store.put(trees::PLAN_HEADS, rec.plan.id.as_bytes(), &Head::of(&rec.plan, rec.vector))?;
-    store.put(trees::PLAN_BUCKETS, &bucket_key(&rec.plan.key.bucket, &rec.plan.id), &())?;
+    heads::write(store, &Head::of(&rec.plan, rec.vector))?;
     for h in text_hashes(&rec.plan.provenance.task) {
         store.put(trees::PLAN_TEXTS, &bucket_key(&h, &rec.plan.id), &())?;
     }
@@ -91,31 +87,9 @@ pub fn same_text(store: &Store, task: &str) -> Result<Vec<String>, Error> {
     Ok(out)
 }
 
-/// The ids of a bucket's plans (at most `limit`).
-pub fn bucket_ids(store: &Store, bucket: &str, limit: usize) -> Result<Vec<String>, Error> {
-    let prefix = Key::new().text(bucket).into_bytes();
-    Ok(store
-        .keys(trees::PLAN_BUCKETS, &prefix)?
-        .into_iter()
-        .take(limit)
-        .map(|k| String::from_utf8_lossy(&k[prefix.len()..k.len().saturating_sub(1)]).into_owned())
-        .collect())
-}
-
-/// A plan's head; rebuilt from its record (and written back when there is room) when missing or
-/// built by another version.
+/// A plan's head (see `heads::by_id`).
 pub fn head(store: &Store, id: &str) -> Result<Option<Head>, Error> {
-    if let Some(h) = store.get::<Head>(trees::PLAN_HEADS, id.as_bytes()).ok().flatten()
-        && h.version == HEAD_VERSION
-    {
-        return Ok(Some(h));
-    }
-    let Some(rec) = get(store, id)? else { return Ok(None) };
-    let h = Head::of(&rec.plan, rec.vector);
-    if store.check_room().is_ok() {
-        store.put(trees::PLAN_HEADS, id.as_bytes(), &h)?;
-    }
-    Ok(Some(h))
+    heads::by_id(store, id)
 }
 
 /// The plans of a bucket.
@@ -134,7 +108,8 @@ pub fn bucket(store: &Store, bucket: &str) -> Result<Vec<Record>, Error> {
 /// Every plan matching `keep`, in id order, at most `limit`.
 pub fn list(store: &Store, limit: usize, mut keep: impl FnMut(&StoredPlan) -> bool) -> Result<Vec<Record>, Error> {
     let mut out = Vec::new();
-    store.for_each(trees::PLANS, |_, rec: Record| {
+    store.for_each(trees::PLANS, |_, mut rec: Record| {
+        hits::overlay(store, &mut rec);
         if keep(&rec.plan) {
             out.push(rec);
         }
@@ -148,6 +123,7 @@ pub fn remove(store: &Store, index: Option<&VectorIndex>, id: &str) -> Result<bo
     let Some(rec) = get(store, id)? else {
         return Ok(false);
     };
+    hits::forget(store, id);
     store.remove(trees::PLANS, id.as_bytes())?;
     store.remove(trees::PLAN_HEADS, id.as_bytes())?;
     store.remove(trees::PLAN_BUCKETS, &bucket_key(&rec.plan.key.bucket, id))?;
@@ -251,17 +227,21 @@ pub fn feedback(
         }
     })?
     .ok_or_else(|| Error::NotFound(id.to_string()))?;
-    store.put(trees::PLAN_HEADS, id.as_bytes(), &Head::of(&rec.plan, rec.vector))?;
+    heads::write(store, &Head::of(&rec.plan, rec.vector))?;
     Ok(rec.plan)
 }
 
 /// Atomically changes a stored plan (counters, quarantine); concurrent changes are all kept.
 /// Returns the plan as written, or None when there is no such plan.
 pub fn update(store: &Store, id: &str, mut change: impl FnMut(&mut Record)) -> Result<Option<Record>, Error> {
-    Ok(store.update(trees::PLANS, id.as_bytes(), |rec: Option<Record>| {
+    let mut rec = store.update(trees::PLANS, id.as_bytes(), |rec: Option<Record>| {
         rec.map(|mut r| {
             change(&mut r);
             r
         })
-    })?)
+    })?;
+    if let Some(r) = rec.as_mut() {
+        hits::overlay(store, r);
+    }
+    Ok(rec)
 }

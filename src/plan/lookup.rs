@@ -12,6 +12,8 @@ use super::align::{Alignment, NewTask, align};
 use super::coverage;
 use super::fill::fill_aligned;
 use super::head::Head;
+use super::heads;
+use super::hits;
 use super::intake::check_task;
 use super::key::IntentKey;
 use super::library::{self, SCOPE};
@@ -24,7 +26,7 @@ use crate::app::App;
 use crate::stats;
 use crate::verify::{Candidate, Kind};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One candidate on its way through the gates.
 struct Cand {
@@ -89,10 +91,14 @@ async fn lookup_with(
     };
     let key = IntentKey::of(&n);
     let new = NewTask::new(&clean);
-    let (found, query, meaning) = gather(app, &new, &key).await?;
+    let (found, mut read, query, meaning) = gather(app, &new, &key).await?;
     let mut cands = Vec::with_capacity(found.len());
     for (id, cosine) in found {
-        if let Some(head) = library::head(&app.store, &id)? {
+        let head = match read.remove(&id) {
+            Some(h) => Some(h),
+            None => library::head(&app.store, &id)?,
+        };
+        if let Some(head) = head {
             cands.push(gate(head, cosine, &new, context, caps));
         }
     }
@@ -133,12 +139,9 @@ async fn lookup_with(
     Ok(Lookup { hit: None, suggestion, task: n, key, masked, reason, candidates, meaning })
 }
 
-/// Candidate ids with their cosine when known, the query vector, and how meaning was found.
-async fn gather(
-    app: &App,
-    new: &NewTask,
-    key: &IntentKey,
-) -> Result<(Vec<(String, Option<f32>)>, Option<Vec<f32>>, String), Error> {
+/// Candidate ids with their cosine when known, the heads already read (the buckets'), the query
+/// vector, and how meaning was found.
+async fn gather(app: &App, new: &NewTask, key: &IntentKey) -> Result<Gathered, Error> {
     let cfg = &app.config.plans;
     let mut found: Vec<(String, Option<f32>)> = Vec::new();
     let push = |found: &mut Vec<(String, Option<f32>)>, id: String, cos: Option<f32>| match found
@@ -166,13 +169,17 @@ async fn gather(
         }
         Err(why) => (None, format!("exact wording only ({why})")),
     };
+    let mut read = HashMap::new();
     for b in key.lookup_buckets() {
-        for id in library::bucket_ids(&app.store, &b, cfg.bucket_candidates)? {
-            push(&mut found, id, None);
+        for h in heads::bucket(&app.store, &b, cfg.bucket_candidates)? {
+            push(&mut found, h.id.clone(), None);
+            read.insert(h.id.clone(), h);
         }
     }
-    Ok((found, query, meaning))
+    Ok((found, read, query, meaning))
 }
+
+type Gathered = (Vec<(String, Option<f32>)>, HashMap<String, Head>, Option<Vec<f32>>, String);
 
 /// The masked task's embedding, unless the model is not ready (a lookup never waits for it).
 async fn embed(app: &App, masked: &str) -> Result<Vec<f32>, String> {
@@ -337,12 +344,9 @@ fn serve(
     }
     let counters = rec.plan.counters.clone();
     // A full store still serves plans; their hit counters wait until there is room again.
+    // Counted in memory and written in batches (`hits`).
     if !dry && app.store.check_room().is_ok() {
-        let at = now();
-        library::update(&app.store, &rec.plan.id, |r| {
-            r.plan.counters.hits += 1;
-            r.plan.last_hit_at = Some(at);
-        })?;
+        hits::record(&app.store, &rec.plan.id, now())?;
     }
     let v = c.verdict.clone().unwrap_or_default();
     Ok(Ok(Hit {

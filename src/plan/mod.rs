@@ -2,7 +2,8 @@
 //!
 //! `mask` finds a task's values (`params` by type, `names` by shape and place, over `words`) and
 //! masks them; `normalise` and `key` file a task in an intent bucket (organisation, never a
-//! gate); `extract` generalises an executed trace; `head` is what lookup reads of a stored plan;
+//! gate); `extract` generalises an executed trace; `head` is what lookup reads of a stored plan
+//! (`headcode` its binary layout, `heads` where it is kept); `hits` batches hit stamps;
 //! `align` fills its slots from a new task, `coverage` checks every value is accounted for;
 //! `lookup` gathers candidates, gates them, asks the verifier and serves the first that fills and
 //! validates (`fill`, `validate`, `report`); `library` keeps plans in the store; `service` stores
@@ -14,6 +15,9 @@ pub mod coverage;
 pub mod extract;
 pub mod fill;
 pub mod head;
+pub mod headcode;
+pub mod heads;
+pub mod hits;
 pub mod intake;
 pub mod key;
 pub mod lexicon;

@@ -213,6 +213,15 @@ pub fn plan_id(bucket: &str, template: &PlanTemplate) -> String {
     hex::encode(&h.finalize()[..12])
 }
 
+/// A plan stored record plus the vector id of its task embedding.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    /// The plan.
+    pub plan: StoredPlan,
+    /// Its task vector in the index, when a model was available.
+    pub vector: Option<u64>,
+}
+
 /// Unix seconds now.
 pub fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)

@@ -215,3 +215,44 @@ async fn canonicaliser_failures_fall_back_to_the_local_normaliser() {
     let app3 = app(&dir.path().join("c"), llm_config("http://127.0.0.1:9/v1".into(), 2000));
     assert_eq!(service::understand(&app3, "add a `--x` flag").await.action, "add");
 }
+
+#[tokio::test]
+async fn hits_are_counted_in_memory_written_by_the_next_flush_and_survive_a_restart() {
+    use super::library::{self, Record};
+    use crate::store::trees;
+    let dir = tempfile::tempdir().unwrap();
+    let written = |store: &Store, id: &str| store.get::<Record>(trees::PLANS, id.as_bytes()).unwrap().unwrap().plan;
+    let id = {
+        let app = app(dir.path(), no_model());
+        let id = service::store(&app, req("add a `--verbose` flag to src/main.rs")).await.unwrap().plan_id;
+        for _ in 0..3 {
+            assert!(lookup(&app, "add a `--quiet` flag to src/cli.rs").await.hit.is_some());
+        }
+        assert_eq!(written(&app.store, &id).counters.hits, 0, "held in memory, the record is not rewritten per hit");
+        let read = library::get(&app.store, &id).unwrap().unwrap().plan;
+        assert_eq!(read.counters.hits, 3, "reads count what is held");
+        assert!(read.last_hit_at.is_some());
+        let hit = lookup(&app, "add a `--quiet` flag to src/cli.rs").await.hit.unwrap();
+        assert_eq!(hit.counters.hits, 3, "a hit reports the hits before it");
+        app.store.flush().unwrap();
+        assert_eq!(written(&app.store, &id).counters.hits, 4, "a flush writes them");
+        assert!(lookup(&app, "add a `--quiet` flag to src/cli.rs").await.hit.is_some());
+        id
+    };
+    // The last handle closed (the app's background tasks and sled's flusher let go of it a
+    // moment later): what was held since the flush is written too.
+    let mut store = None;
+    for _ in 0..400 {
+        match Store::open(&dir.path().join("db")) {
+            Err(crate::store::Error::Locked { .. }) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+            other => {
+                store = Some(other.unwrap());
+                break;
+            }
+        }
+    }
+    let store = store.expect("the store reopens once the app is gone");
+    let plan = written(&store, &id);
+    assert_eq!(plan.counters.hits, 5);
+    assert!(plan.last_hit_at.is_some());
+}
