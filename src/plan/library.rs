@@ -1,8 +1,8 @@
 //! The plan library in the store: plans by id (`PLANS`), bucket membership with each plan's
 //! compact head as the row's value (`PLAN_BUCKETS`, so a lookup reads a bucket's heads in one
-//! range scan; `heads`), the bucket of each plan by id (`PLAN_HEADS`), exact-text entries
-//! (`PLAN_TEXTS`), task vectors (index scope `plans`), counters, feedback bias, quarantine and
-//! eviction.
+//! range scan; `heads`), a copy of each head by id (`PLAN_HEADS`), exact-text entries
+//! (`PLAN_TEXTS`), task vectors (index scope `plans`), counters (hit stamps batched by `hits`),
+//! feedback bias, quarantine and eviction.
 //!
 //! Synchronous store calls only; callers flush before acknowledging a write.
 
