@@ -29,6 +29,7 @@ pub mod results;
 pub mod server;
 pub mod stats;
 pub mod store;
+pub mod threads;
 pub mod tools;
 pub mod transcript;
 pub mod verify;

@@ -321,7 +321,8 @@ fn gate_of(kind: Kind, query: &str, c: &Candidate<'_>) -> Option<Gate> {
 }
 
 async fn score(model: Arc<CrossEncoder>, query: String, texts: Vec<(String, f32)>) -> Result<Vec<f32>, Error> {
-    tokio::task::spawn_blocking(move || {
+    // Under the calling request's budget, and giving way to other calls when it is a slow one.
+    crate::budget::spawn_blocking(move || {
         let refs: Vec<(&str, f32)> = texts.iter().map(|(t, c)| (t.as_str(), *c)).collect();
         model.score(&query, &refs)
     })
