@@ -4,6 +4,9 @@
 //! The model runs on the blocking pool. A lookup waits for the load to settle (well under a
 //! second), then uses the model when it is loaded and the calibration was made for it, and plain
 //! cosine at the cosine calibration otherwise; the reason is logged once and shown in `report`.
+//! When the calibration names no model, the model decides nothing, so it is not loaded at start
+//! (no memory, no hashing): only a lookup that asks for every score (an evaluation's `explain`)
+//! loads it, once.
 
 use super::calib::{self, Calibration, Derived};
 use super::llm::LlmJudge;
@@ -12,7 +15,7 @@ use super::{Candidate, Error, Gate, Kind, Method, Verdict, gate, text};
 use crate::config::MatchingConfig;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::watch;
 
@@ -41,10 +44,53 @@ enum State {
         calibrated: bool,
     },
     Unavailable(String),
+    /// Not loaded: the calibration names no model. Loaded by the first lookup that asks for
+    /// every score.
+    Idle,
+}
+
+/// What loading the model needs, kept until a lookup asks for it.
+struct Loader {
+    files: VerifierFiles,
+    threads: usize,
+    want: Option<String>,
+    tx: watch::Sender<State>,
+}
+
+impl Loader {
+    /// Loads the model on the blocking pool and publishes the outcome.
+    fn start(self) {
+        let Loader { files, threads, want, tx } = self;
+        let _ = tx.send(State::Loading);
+        tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let state = match CrossEncoder::load(&files.dir, &files.runtime, threads) {
+                Ok(m) => {
+                    let calibrated = want.as_deref().is_some_and(|w| w.eq_ignore_ascii_case(&m.sha256));
+                    let elapsed_ms = started.elapsed().as_millis() as u64;
+                    if calibrated {
+                        tracing::info!(version = %m.version, elapsed_ms, "verifier model loaded");
+                    } else if want.is_some() {
+                        tracing::warn!(version = %m.version, "verifier model loaded but the calibration was made for another model: matching uses plain cosine at its calibrated threshold; run refrain-bench calibrate or ./install.sh");
+                    } else {
+                        tracing::info!(version = %m.version, elapsed_ms, "verifier model loaded for scores only (the calibration names no model)");
+                    }
+                    State::Ready { model: Arc::new(m), calibrated }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "no verifier model: matching uses plain cosine at its calibrated (strict) threshold");
+                    State::Unavailable(e.to_string())
+                }
+            };
+            let _ = tx.send(state);
+        });
+    }
 }
 
 struct Inner {
     rx: watch::Receiver<State>,
+    /// Set while the model waits to be loaded on demand (`State::Idle`).
+    loader: Mutex<Option<Loader>>,
     calibration: Calibration,
     calibration_from: String,
     rate: f64,
@@ -101,31 +147,18 @@ impl VerifyHandle {
         let Some(files) = files else {
             return Self::with_state(State::Unavailable(no_model.to_string()), calibration, from, cfg, llm);
         };
-        let (tx, rx) = watch::channel(State::Loading);
         let want = calibration.verifier_sha256.clone();
-        let threads = cfg.threads;
-        tokio::task::spawn_blocking(move || {
-            let started = Instant::now();
-            let state = match CrossEncoder::load(&files.dir, &files.runtime, threads) {
-                Ok(m) => {
-                    let calibrated = want.as_deref().is_some_and(|w| w.eq_ignore_ascii_case(&m.sha256));
-                    let elapsed_ms = started.elapsed().as_millis() as u64;
-                    if calibrated {
-                        tracing::info!(version = %m.version, elapsed_ms, "verifier model loaded");
-                    } else {
-                        tracing::warn!(version = %m.version, "verifier model loaded but the calibration was made for another model: matching uses plain cosine at its calibrated threshold; run refrain-bench calibrate or ./install.sh");
-                    }
-                    State::Ready { model: Arc::new(m), calibrated }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "no verifier model: matching uses plain cosine at its calibrated (strict) threshold");
-                    State::Unavailable(e.to_string())
-                }
-            };
-            let _ = tx.send(state);
-        });
+        let (tx, rx) = watch::channel(if want.is_some() { State::Loading } else { State::Idle });
+        let loader = Loader { files, threads: cfg.threads, want, tx };
+        let loader = if matches!(*rx.borrow(), State::Idle) {
+            Some(loader)
+        } else {
+            loader.start();
+            None
+        };
         VerifyHandle(Arc::new(Inner {
             rx,
+            loader: Mutex::new(loader),
             thresholds: derive(&calibration, rate(cfg)),
             calibration,
             calibration_from: from,
@@ -149,7 +182,15 @@ impl VerifyHandle {
         let (_tx, rx) = watch::channel(state);
         let rate = rate(cfg);
         let thresholds = derive(&calibration, rate);
-        VerifyHandle(Arc::new(Inner { rx, thresholds, calibration, calibration_from: from, rate, llm }))
+        VerifyHandle(Arc::new(Inner {
+            rx,
+            loader: Mutex::new(None),
+            thresholds,
+            calibration,
+            calibration_from: from,
+            rate,
+            llm,
+        }))
     }
 
     /// Decides every candidate of one lookup in one batch; verdicts in input order.
@@ -186,6 +227,9 @@ impl VerifyHandle {
     ) -> Vec<Assessed> {
         let gates: Vec<Option<Gate>> = cands.iter().map(|c| gate_of(kind, query, c)).collect();
         let exact: Vec<bool> = cands.iter().map(|c| text::same(query, c.stored)).collect();
+        if score_all {
+            self.load_on_demand();
+        }
         let (model, calibrated) = match self.state().await {
             State::Ready { model, calibrated } => (Some(model), calibrated),
             _ => (None, false),
@@ -260,6 +304,7 @@ impl VerifyHandle {
         match &*self.0.rx.borrow() {
             State::Loading => None,
             State::Ready { calibrated: true, .. } => Some(Method::CrossEncoder),
+            State::Idle => Some(Method::Cosine),
             _ => Some(Method::Cosine),
         }
     }
@@ -272,6 +317,13 @@ impl VerifyHandle {
             State::Ready { model, calibrated: true } => {
                 ("cross_encoder".into(), format!("verifier model {} (sha256 {:.12})", model.version, model.sha256))
             }
+            State::Ready { model, calibrated: false } if self.0.calibration.verifier_sha256.is_none() => (
+                "cosine".into(),
+                format!(
+                    "verifier model {} loaded for scores only: the calibration names no model, plain cosine at its calibrated threshold decides",
+                    model.version
+                ),
+            ),
             State::Ready { model, calibrated: false } => (
                 "cosine".into(),
                 format!(
@@ -280,6 +332,10 @@ impl VerifyHandle {
                 ),
             ),
             State::Unavailable(why) => ("cosine".into(), format!("plain cosine at its calibrated threshold: {why}")),
+            State::Idle => (
+                "cosine".into(),
+                "plain cosine at its calibrated threshold: the calibration names no verifier model, so it is not loaded".into(),
+            ),
         };
         let mut thresholds: Vec<(String, f32, String)> = self
             .0
@@ -301,6 +357,14 @@ impl VerifyHandle {
     /// The calibration in use.
     pub fn calibration(&self) -> &Calibration {
         &self.0.calibration
+    }
+
+    /// Starts loading a model that waits for a lookup asking for every score (once).
+    fn load_on_demand(&self) {
+        let loader = self.0.loader.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(loader) = loader {
+            loader.start();
+        }
     }
 
     async fn state(&self) -> State {

@@ -24,3 +24,4 @@ mod security;
 mod server;
 mod support;
 mod trust;
+mod verifier_model;

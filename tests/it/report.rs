@@ -183,8 +183,7 @@ async fn repeated_tasks_are_found_through_the_running_server_and_directly_withou
     assert_eq!(server.ok("cache_stats", json!({})).await["counters"]["plans"]["hits"], 1);
     // Counters are flushed by sled's own timer (every 500 ms); give it that before the kill.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    drop(server);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    server.stop().await;
     let direct = h.json(env.home.path(), &[]).await;
     assert_eq!(direct["refrain"][0]["status"], "read", "{direct:#}");
     assert_eq!(direct["refrain"][0]["plan_hits"], 1);

@@ -85,8 +85,7 @@ async fn an_owner_that_accepted_and_stopped_reading_gets_a_clear_error_then_a_ta
     let env = Env::without_model();
     let s = env.serve().await;
     s.ok("response_cache_put", kept_put()).await;
-    drop(s);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    s.stop().await;
     // Stand in for an owner that holds the lock and accepts connections but never reads them.
     let project = refrain::project::Project::at(env.root(), env.home.path());
     let lock = std::fs::OpenOptions::new().write(true).create(true).truncate(true).open(project.lock_path()).unwrap();

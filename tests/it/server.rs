@@ -200,8 +200,7 @@ async fn a_corrupt_store_is_reported_and_left_untouched() {
     let env = Env::new();
     let s = env.serve().await;
     let store = s.ok("cache_stats", json!({})).await["store_path"].as_str().unwrap().to_string();
-    drop(s);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    s.stop().await;
     let conf = std::path::Path::new(&store).join("conf");
     std::fs::write(&conf, b"\x00garbage that is not a sled config\xff").unwrap();
     let before = std::fs::read(&conf).unwrap();

@@ -35,9 +35,12 @@ pub fn model_dir() -> PathBuf {
         let home = repo().join("target").join("test-home");
         let dir = home.join("models");
         // The shipped verifier model, when there is one, must be the provisioned one.
+        // (The calibration too: the one beside the model is the one the server reads.)
         let verifier_stale = |dir: &Path| {
-            let shipped = std::fs::read(repo().join("models/verifier/manifest.json")).ok();
-            shipped.is_some() && shipped != std::fs::read(dir.join("verifier/manifest.json")).ok()
+            ["manifest.json", "calibration.json"].iter().any(|f| {
+                let shipped = std::fs::read(repo().join("models/verifier").join(f)).ok();
+                shipped.is_some() && shipped != std::fs::read(dir.join("verifier").join(f)).ok()
+            })
         };
         if !dir.join("all-MiniLM-L6-v2-int8").join("model.onnx").exists() || verifier_stale(&dir) {
             std::fs::create_dir_all(&home).expect("test home");
@@ -95,6 +98,24 @@ impl Env {
         }
         std::fs::write(dir.join("verifier").join("calibration.json"), calibration.to_string()).expect("calibration");
         env.models = dir;
+        env
+    }
+
+    /// A fresh project and home whose model directory holds the real embedding model, runtime
+    /// and shipped verifier files (copies, so a test may damage them) and this calibration.
+    pub fn with_verifier(calibration: &Value) -> Env {
+        let env = Env::with_calibration(calibration);
+        let shipped = model_dir().join("verifier");
+        for name in [
+            "model.onnx",
+            "tokenizer.json",
+            "config.json",
+            "special_tokens_map.json",
+            "tokenizer_config.json",
+            "manifest.json",
+        ] {
+            std::fs::copy(shipped.join(name), env.models.join("verifier").join(name)).expect("copy verifier file");
+        }
         env
     }
 
@@ -166,6 +187,19 @@ impl Server {
         let r = self.call(tool, args).await;
         assert_eq!(r.is_error, Some(true), "{tool} was expected to fail: {}", text(&r));
         text(&r)
+    }
+
+    /// Ends the session (closes the server's stdin) and waits, up to 60 s, until the process has
+    /// exited, so a test that goes on to touch the store knows the server let go of it.
+    pub async fn stop(self) {
+        let Server { mut child, client } = self;
+        let _ = client.cancel().await;
+        match tokio::time::timeout(std::time::Duration::from_secs(60), child.wait()).await {
+            Ok(status) => {
+                status.expect("wait for refrain serve");
+            }
+            Err(_) => panic!("refrain serve did not exit within 60 s of its stdin closing"),
+        }
     }
 
     /// The process id.

@@ -8,9 +8,11 @@ values), the negatives are the page's other examples plus hand-written near miss
 one constraint, and `plan` is the template refrain stores for `members[0]`: one Bash step whose
 command has a `{{params.<slot>}}` for each value the task names.
 
-tldr-pages is CC BY 4.0 and the paraphrases adapt its text, so neither the set nor the
-paraphrases live in the repository; this script rebuilds the set from a tldr checkout and the
-paraphrase file. Commands:
+tldr-pages is CC BY 4.0 and the set adapts its text: the built set is committed as
+`training/data/shell.jsonl` with tldr-pages credited in every family (`source`, `license`) and in
+the README. The set is its own source: `extract_shell.py` recovers the paraphrase records from it,
+and this script builds them back into the same bytes from a tldr checkout at the same pages.
+Commands:
 
   build_shell.py split --tldr DIR --out split.json
       assigns every utility of PAGES to dev or test once (seeded); refuses to overwrite.

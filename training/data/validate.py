@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks refrain's family datasets (coding.jsonl, question.jsonl, and any other <set>.jsonl
 given) against the family format, and prints families / members / negatives per split.
+shell.jsonl is handed to validate_shell.py (split by utility, plans filled per member).
 
 Usage: python3 training/data/validate.py [FILE...]   (default: every *.jsonl beside this script)
 Exit status 1 and one line per problem when anything is wrong. Standard library only.
@@ -17,6 +18,7 @@ import hashlib
 import json
 import pathlib
 import re
+import subprocess
 import sys
 from collections import Counter, defaultdict
 
@@ -185,6 +187,13 @@ def main(argv):
     errs = []
     for path in files:
         set_name = path.stem
+        if set_name == "shell":
+            # The shell set splits by utility, not by id, and has its own checks.
+            shell = subprocess.run([sys.executable, str(here / "validate_shell.py"), str(path),
+                                    "--min-families", "1000", "--min-utilities", "200"])
+            if shell.returncode != 0:
+                errs.append(f"shell: validate_shell.py found problems in {path.name}")
+            continue
         seen_ids, seen_texts = set(), {}
         counts = defaultdict(lambda: [0, 0, 0])
         with path.open(encoding="utf-8") as fh:

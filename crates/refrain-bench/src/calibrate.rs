@@ -22,7 +22,9 @@ pub struct Args {
     /// Write the calibration here (e.g. models/verifier/calibration.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// The verifier model directory the records were made with (its model.onnx sha256 is recorded).
+    /// The verifier model directory the records were made with: the calibration names its
+    /// model.onnx sha256 and carries the model's thresholds, so refrain judges by the model. Without
+    /// it the calibration is the rule's (plain cosine and the gates) and the model is not used.
     #[arg(long)]
     pub verifier: Option<PathBuf>,
     /// The rate the report is computed at (`matching.max_wrong_rate`).
@@ -54,6 +56,11 @@ impl Opts {
     }
 
     fn refuses(&self, r: &Record, c: &crate::record::Cand) -> bool {
+        if r.kind == "plan" {
+            // Plans gate on values themselves (slots, coverage, opposite actions...): the server
+            // never scores a candidate one of those stages dropped, so neither does calibration.
+            return c.gate.is_some();
+        }
         if r.kind != "result" {
             return false;
         }
@@ -180,8 +187,15 @@ fn methods(records: &[Record]) -> Vec<Method> {
     if has_model { vec![Method::CrossEncoder, Method::Cosine] } else { vec![Method::Cosine] }
 }
 
+/// The methods a calibration is made for: the model's only when it names the model (a calibration
+/// without one is the rule's, whatever scores the records carry), and always plain cosine.
+fn calibrated_methods(records: &[Record], with_model: bool) -> Vec<Method> {
+    if with_model { methods(records) } else { vec![Method::Cosine] }
+}
+
 /// Builds the calibration from the records' development splits.
 pub fn build(records: &[Record], verifier_sha256: Option<String>) -> Calibration {
+    let ms = calibrated_methods(records, verifier_sha256.is_some());
     let mut c = Calibration {
         version: 1,
         rule: "per development dataset, the lowest threshold whose one-sided 95% Clopper-Pearson upper bound on the share of negative lookups served anything is at most matching.max_wrong_rate; the strictest dataset wins (lookups whose text is a stored text are served it at any threshold and left out)".into(),
@@ -191,7 +205,7 @@ pub fn build(records: &[Record], verifier_sha256: Option<String>) -> Calibration
     };
     for ((kind, dataset), splits) in group(records) {
         let Some(dev) = splits.get("dev") else { continue };
-        for m in methods(records) {
+        for &m in &ms {
             let neg = negatives(dev, Opts::shipped(m));
             if neg.n == 0 {
                 continue;
@@ -204,8 +218,8 @@ pub fn build(records: &[Record], verifier_sha256: Option<String>) -> Calibration
 
 /// The records `build` needs, and nothing else: development negatives, each with its best candidate
 /// under every method (texts and family names removed: those candidates passed the gates already).
-pub fn minimal(records: &[Record]) -> Vec<Record> {
-    let ms = methods(records);
+pub fn minimal(records: &[Record], with_model: bool) -> Vec<Record> {
+    let ms = calibrated_methods(records, with_model);
     records
         .iter()
         .filter(|r| r.split == "dev" && r.expect == "miss")
@@ -279,7 +293,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let c = build(&records, sha);
     if let Some(path) = &args.minimal {
         let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-        record::write(&mut out, &minimal(&records))?;
+        record::write(&mut out, &minimal(&records, c.verifier_sha256.is_some()))?;
         std::io::Write::flush(&mut out)?;
         eprintln!("wrote {}", path.display());
     }
@@ -428,7 +442,7 @@ mod tests {
             rec("dev", "hit", "what is rust", vec![cand("what's rust", 0.9, true)]),
             rec("test", "miss", "what is go", vec![cand("what is rust", 0.85, false)]),
         ];
-        let small = minimal(&records);
+        let small = minimal(&records, false);
         assert_eq!(small.len(), 3, "development negatives only");
         assert!(small.iter().all(|r| r.query.is_empty() && r.candidates.iter().all(|c| c.text.is_empty())));
         let (a, b) = (build(&records, None), build(&small, None));
