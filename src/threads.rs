@@ -76,6 +76,13 @@ where
     }
 }
 
+/// Runs blocking `f` on a pool thread at normal priority without waiting for it (model loads).
+/// Unlike `tokio::task::spawn_blocking`, asked for from a slow call's lowered thread it never
+/// starts a thread that inherits that priority.
+pub fn detach<F: FnOnce() + Send + 'static>(f: F) {
+    submit(Job { work: Box::new(f), ctl: Arc::new(Ctl::default()) });
+}
+
 /// Lowers the current thread to the lowest CPU priority, for good. Only for threads that never
 /// serve a call afterwards (a background index build's own threads); false if the system refused.
 pub fn lower_this_thread() -> bool {
@@ -264,7 +271,8 @@ fn worker() {
         if let Some(job) = s.queue.pop_front() {
             drop(s);
             job.ctl.start();
-            (job.work)();
+            // `run` catches its own panics to report them; this keeps the pool's count right for `detach`.
+            let _ = catch_unwind(AssertUnwindSafe(job.work));
             let lowered = job.ctl.finish();
             s = pool();
             if lowered {
