@@ -76,11 +76,14 @@ where
     }
 }
 
-/// Runs blocking `f` on a pool thread at normal priority without waiting for it (model loads).
-/// Unlike `tokio::task::spawn_blocking`, asked for from a slow call's lowered thread it never
-/// starts a thread that inherits that priority.
-pub fn detach<F: FnOnce() + Send + 'static>(f: F) {
-    submit(Job { work: Box::new(f), ctl: Arc::new(Ctl::default()) });
+/// Runs blocking `f` on tokio's blocking pool without waiting for it (model loads), asked for
+/// from an async worker: called from a slow call's lowered thread, `tokio::task::spawn_blocking`
+/// could start a blocking thread there that inherits the lowered priority and keeps it for good.
+/// The runtime's shutdown waits for `f` as for any blocking task. Needs a runtime context.
+pub fn spawn_blocking_detached<F: FnOnce() + Send + 'static>(f: F) {
+    tokio::spawn(async move {
+        let _ = tokio::task::spawn_blocking(f).await;
+    });
 }
 
 /// Lowers the current thread to the lowest CPU priority, for good. Only for threads that never
@@ -271,7 +274,7 @@ fn worker() {
         if let Some(job) = s.queue.pop_front() {
             drop(s);
             job.ctl.start();
-            // `run` catches its own panics to report them; this keeps the pool's count right for `detach`.
+            // `run` catches its own panics to report them; this keeps the thread count right whatever a job does.
             let _ = catch_unwind(AssertUnwindSafe(job.work));
             let lowered = job.ctl.finish();
             s = pool();

@@ -58,12 +58,12 @@ struct Loader {
 }
 
 impl Loader {
-    /// Loads the model on a pool thread at normal priority (it is often first asked for inside a
-    /// tool call) and publishes the outcome.
+    /// Loads the model on the blocking pool at normal priority (it is often first asked for inside
+    /// a tool call) and publishes the outcome.
     fn start(self) {
         let Loader { files, threads, want, tx } = self;
         let _ = tx.send(State::Loading);
-        crate::threads::detach(move || {
+        crate::threads::spawn_blocking_detached(move || {
             let started = Instant::now();
             let state = match CrossEncoder::load(&files.dir, &files.runtime, threads) {
                 Ok(m) => {
