@@ -29,6 +29,7 @@ pub mod results;
 pub mod server;
 pub mod stats;
 pub mod store;
+pub mod team;
 pub mod threads;
 pub mod tools;
 pub mod transcript;

@@ -1,4 +1,4 @@
-//! `refrain plans list|show|evict|export|import`: the plan library by hand, JSON lines for
+//! `refrain plans list|show|evict|export|import|publish`: the plan library by hand, JSON lines for
 //! sharing. Always goes through the MCP tools over `Link`, so it works whether or not a server
 //! already owns the project's store.
 
@@ -58,6 +58,15 @@ enum PlansCommand {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
+    /// Publish plans to the team library (`team.url` in your own config) now, without waiting
+    /// for `team.publish_after` successes.
+    Publish {
+        /// The plan ids (see `refrain plans list`).
+        ids: Vec<String>,
+        /// Every plan of this project.
+        #[arg(long, conflicts_with = "ids")]
+        all: bool,
+    },
     /// Store plans from JSON lines (as written by export); keys are recomputed.
     Import {
         /// The file (`-` for stdin).
@@ -71,16 +80,26 @@ pub fn run(global: &GlobalArgs, args: PlansArgs) -> anyhow::Result<ExitCode> {
     super::init_logging(&sourced.config);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let code = runtime.block_on(async move {
+        let (team, root) = (sourced.config.team.clone(), project.root.clone());
         let link = Link::open(project, sourced.config).await?;
-        command(&link, args.command).await
+        command(&link, args.command, &team, &root).await
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     Ok(code)
 }
 
-async fn command(link: &Arc<Link>, cmd: PlansCommand) -> anyhow::Result<ExitCode> {
+async fn command(
+    link: &Arc<Link>,
+    cmd: PlansCommand,
+    team: &crate::config::TeamConfig,
+    root: &std::path::Path,
+) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match cmd {
+        PlansCommand::Publish { ids, all } => {
+            drop(out);
+            return publish(link, team, root, ids, all).await;
+        }
         PlansCommand::List { bucket, limit } => {
             let v = call(link, "plan_list", json!({"bucket": bucket, "limit": limit})).await?;
             for p in v["plans"].as_array().into_iter().flatten() {
@@ -161,6 +180,37 @@ async fn command(link: &Arc<Link>, cmd: PlansCommand) -> anyhow::Result<ExitCode
             }
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `refrain plans publish`: the plans as stored here, straight to the team database.
+async fn publish(
+    link: &Arc<Link>,
+    team: &crate::config::TeamConfig,
+    root: &std::path::Path,
+    ids: Vec<String>,
+    all: bool,
+) -> anyhow::Result<ExitCode> {
+    if team.url.is_none() {
+        anyhow::bail!("{}", crate::team::Error::NotConfigured);
+    }
+    if ids.is_empty() && !all {
+        anyhow::bail!("name the plans to publish (refrain plans publish ID...) or pass --all");
+    }
+    let mut plans: Vec<crate::plan::template::StoredPlan> = Vec::new();
+    let lists =
+        if all { vec![json!({"limit": usize::MAX})] } else { ids.iter().map(|id| json!({"plan_id": id})).collect() };
+    for (n, args) in lists.into_iter().enumerate() {
+        let v = call(link, "plan_list", args).await?;
+        let found: Vec<crate::plan::template::StoredPlan> = serde_json::from_value(v["plans"].clone())?;
+        if found.is_empty() && !all {
+            anyhow::bail!("no plan with id {}; list plans with `refrain plans list`", ids[n]);
+        }
+        plans.extend(found);
+    }
+    let created = crate::team::publish_now(team, root, &plans).await?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "published {} plan(s): {created} new to the team, {} it had", plans.len(), plans.len() - created)?;
     Ok(ExitCode::SUCCESS)
 }
 

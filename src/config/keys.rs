@@ -110,6 +110,10 @@ pub const RULES: &[Rule] = &[
     row("hooks.timeout_ms", ProjectLowers, "every agent hook would wait longer"),
     row("hooks.read_only_mcp_tools", Project, ""),
     row("hooks.read_dedup", Project, ""),
+    row("team.url", User, "it sends plans and task text to any database server"),
+    row("team.password_env", User, "it names the environment variable a secret is read from"),
+    row("team.ca_file", User, "it makes refrain trust any certificate authority for the team database"),
+    row("team.publish_after", User, "a lower count shares plans with the team sooner"),
 ];
 
 /// The rule for a dotted key (a map's rule covers its entries); `None` for a key `Config` lacks.
@@ -209,6 +213,9 @@ mod tests {
             assert!(matches!(rule(key).map(|r| r.level), Some(Level::Trusted)), "{key}");
         }
         assert_eq!(rule("llm.api_key_env").map(|r| r.level), Some(Level::User));
+        for key in ["team.url", "team.password_env", "team.ca_file", "team.publish_after"] {
+            assert_eq!(rule(key).map(|r| r.level), Some(Level::User), "{key}");
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod results;
 pub mod screen;
 mod server;
 mod sources;
+mod team;
 pub mod trust;
 
 pub use matching::MatchingConfig;
@@ -24,6 +25,7 @@ pub use results::ResultsConfig;
 pub use screen::Refused;
 pub use server::{HooksConfig, ServerConfig, StoreConfig};
 pub use sources::{ProjectFile, Source, Sourced, project_files, read_table, user_file};
+pub use team::TeamConfig;
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -51,6 +53,8 @@ pub struct Config {
     pub prompt: PromptConfig,
     /// Agent hook behaviour.
     pub hooks: HooksConfig,
+    /// The team plan library on PostgreSQL (off unless `team.url` is set).
+    pub team: TeamConfig,
     /// Settings a project's config file gave that were refused (not a key: filled in by `load`).
     #[serde(skip)]
     #[schemars(skip)]

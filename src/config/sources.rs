@@ -248,10 +248,27 @@ fn report<'a>(figment: &Figment, layers: impl Iterator<Item = &'a Layer>) -> BTr
                 .and_then(|m| by_name.get(m.name.as_ref()))
                 .cloned()
                 .unwrap_or(Source::Default);
-            let shown = if key.ends_with("token") { "\"<redacted>\"".to_string() } else { value.to_string() };
+            let shown = if key.ends_with("token") {
+                "\"<redacted>\"".to_string()
+            } else if key == "team.url" {
+                hide_password(&value.to_string())
+            } else {
+                value.to_string()
+            };
             (key, (shown, source))
         })
         .collect()
+}
+
+/// A URL with its password (`user:password@`) replaced, for reports.
+fn hide_password(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => match url[s + 3..at].split_once(':') {
+            Some((user, _)) => format!("{}{user}:<redacted>{}", &url[..s + 3], &url[at..]),
+            None => url.to_string(),
+        },
+        _ => url.to_string(),
+    }
 }
 
 fn leaves_of(table: &Table, prefix: &str, out: &mut Vec<(String, Value)>) {

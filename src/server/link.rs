@@ -366,6 +366,7 @@ impl Link {
     fn become_owner(self: &Arc<Self>, lock: std::fs::File) -> Result<Conn, Error> {
         let store = Store::open(&self.project.db_dir())?;
         let app = App::start(self.config.clone(), self.project.clone(), store);
+        crate::team::start(&app);
         let guard = owner::listen(lock, &self.project.socket_path(), Handler::new(self.clone()))?;
         tracing::info!(project = %self.project.root.display(), store = %self.project.db_dir().display(), "this process owns the project store");
         Ok(Conn::Local(Arc::new(Owned { refrain: Refrain::new(app), self_client: OnceCell::new(), _guard: guard })))

@@ -36,3 +36,7 @@ pub const RESPONSE_FEEDBACK: TreeName = TreeName("response_feedback");
 pub const VERIFY_LLM: TreeName = TreeName("verify_llm");
 /// Session events noted by hooks (compactions).
 pub const EVENTS: TreeName = TreeName("events");
+/// Sequence number -> a change for the team plan library not yet sent (survives a restart).
+pub const TEAM_QUEUE: TreeName = TreeName("team_queue");
+/// Plan id -> whether the team library has it (or a publish of it is queued).
+pub const TEAM_KNOWN: TreeName = TreeName("team_known");

@@ -48,6 +48,11 @@ impl Refrain {
     ) -> Result<CallToolResult, ErrorData> {
         match service::feedback(&self.app, &p.plan_id, p.outcome, p.reason.as_deref()).await {
             Ok(plan) => {
+                // The plan's outcome counts locally already; the team's share waits in the queue
+                // when the database is away, so a failure here is logged, never the agent's.
+                if let Err(e) = crate::team::after_feedback(&self.app, &plan, p.outcome, p.reason.as_deref()).await {
+                    tracing::warn!(error = %e, plan = %plan.id, "team library change not queued");
+                }
                 let out =
                     PlanFeedbackOutput { plan_id: plan.id, counters: plan.counters, quarantined: plan.quarantined };
                 let state =

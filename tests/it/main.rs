@@ -23,5 +23,6 @@ mod robust;
 mod security;
 mod server;
 mod support;
+mod team;
 mod trust;
 mod verifier_model;

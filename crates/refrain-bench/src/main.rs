@@ -23,6 +23,7 @@ mod results_eval;
 mod sets;
 mod speed;
 mod stall;
+mod team;
 mod work;
 
 use clap::Parser;

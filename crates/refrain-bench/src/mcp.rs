@@ -95,7 +95,7 @@ impl Server {
     }
 
     /// Waits until the embedding model settled (ready or unavailable).
-    async fn wait_model(&self) -> anyhow::Result<()> {
+    pub async fn wait_model(&self) -> anyhow::Result<()> {
         for _ in 0..3000 {
             let s = self.call("cache_stats", json!({})).await?;
             if s["model"]["state"].as_str() != Some("loading") {

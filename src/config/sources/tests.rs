@@ -96,3 +96,13 @@ fn a_project_may_lower_the_hook_timeout_below_the_users_value_only() {
     assert_eq!(s.config.hooks.timeout_ms, 2000);
     assert_eq!(s.config.refused[0].key, "hooks.timeout_ms");
 }
+
+#[test]
+fn a_password_in_the_team_url_is_never_shown() {
+    assert_eq!(
+        hide_password("\"postgres://alice:s3cret@db.internal:5432/refrain\""),
+        "\"postgres://alice:<redacted>@db.internal:5432/refrain\""
+    );
+    assert_eq!(hide_password("\"postgres://alice@db/refrain\""), "\"postgres://alice@db/refrain\"");
+    assert_eq!(hide_password("\"postgres://db/refrain\""), "\"postgres://db/refrain\"");
+}

@@ -64,6 +64,9 @@ pub enum Scenario {
     Calibrate(crate::calibrate::Args),
     /// What verification adds to a lookup by meaning on one core (embedding reported apart).
     VerifySpeed(crate::speed::Args),
+    /// The team plan library on a PostgreSQL server: sync of N plans into an empty member,
+    /// publish-to-served latency between two members.
+    Team(crate::team::Args),
     /// Replay recorded sessions: reads refrain's read dedup would answer with a note, tokens saved.
     Dedup {
         /// Transcript files or directories (default: tests/fixtures/transcripts).
@@ -116,6 +119,10 @@ pub fn run(global: &GlobalArgs, scenario: Scenario) -> anyhow::Result<ExitCode> 
         }
         Scenario::Dedup { paths, json } => {
             crate::dedup::run(&paths, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Scenario::Team(a) => {
+            tokio::runtime::Runtime::new()?.block_on(crate::team::run(&a))?;
             Ok(ExitCode::SUCCESS)
         }
         Scenario::Stall(a) => {

@@ -1,0 +1,185 @@
+//! The team library's SQL: publish a plan, count an outcome, read the changes after a revision.
+//!
+//! Each write is one transaction that first claims its operation id (`refrain_ops`: an operation
+//! sent twice applies once) and takes the project's next revision under the project row's lock
+//! (revisions commit in order). Counters move with `SET n = n + 1`, never read-modify-write, so
+//! any number of members reporting at once are all counted.
+
+use super::Error;
+use crate::plan::library::Outcome;
+use crate::plan::template::StoredPlan;
+use tokio_postgres::GenericClient;
+
+/// A plan as the team library holds it, with the revision of its last change.
+#[derive(Debug, Clone)]
+pub struct SharedPlan {
+    /// The revision of its last change.
+    pub rev: i64,
+    /// The plan, with the team's counters and quarantine.
+    pub plan: StoredPlan,
+}
+
+fn sql(e: tokio_postgres::Error) -> Error {
+    Error::Sql(match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.code().code(), db.message()),
+        None => e.to_string(),
+    })
+}
+
+/// Starts a write: false when `op` was applied already. Returns the project's next revision.
+async fn begin(tx: &deadpool_postgres::Transaction<'_>, project: &str, op: &str) -> Result<Option<i64>, Error> {
+    let claimed =
+        tx.execute("INSERT INTO refrain_ops (op) VALUES ($1) ON CONFLICT DO NOTHING", &[&op]).await.map_err(sql)?;
+    if claimed == 0 {
+        return Ok(None);
+    }
+    let row = tx
+        .query_one(
+            "INSERT INTO refrain_projects (project, rev) VALUES ($1, 1) \
+             ON CONFLICT (project) DO UPDATE SET rev = refrain_projects.rev + 1 RETURNING rev",
+            &[&project],
+        )
+        .await
+        .map_err(sql)?;
+    Ok(Some(row.get(0)))
+}
+
+/// Publishes a plan (already scrubbed); true when this made the row, false when the team had it
+/// already or `op` was applied before.
+pub async fn publish(
+    client: &mut deadpool_postgres::Object,
+    project: &str,
+    op: &str,
+    p: &StoredPlan,
+) -> Result<bool, Error> {
+    let tx = client.transaction().await.map_err(sql)?;
+    let Some(rev) = begin(&tx, project, op).await? else { return Ok(false) };
+    let mut bare = p.clone();
+    bare.counters = Default::default();
+    bare.quarantined = None;
+    bare.last_hit_at = None;
+    let plan = serde_json::to_string(&bare).map_err(|e| Error::Sql(e.to_string()))?;
+    let template = serde_json::to_string(&p.template).map_err(|e| Error::Sql(e.to_string()))?;
+    let extractor = p.versions.extractor.map(|v| v as i32);
+    let n = tx
+        .execute(
+            "INSERT INTO refrain_plans (project, id, bucket, action, kind, plan_version, normaliser, extractor, \
+             task, source, template, plan, successes, failures, failure_streak, quarantined, rev) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::jsonb, $12, $13, $14, $15, $16, $17) \
+             ON CONFLICT (project, id) DO NOTHING",
+            &[
+                &project,
+                &p.id,
+                &p.key.bucket,
+                &p.key.action,
+                &p.key.kind,
+                &p.versions.plan,
+                &(p.versions.normaliser as i32),
+                &extractor,
+                &p.provenance.task,
+                &p.provenance.source,
+                &template,
+                &plan,
+                &(p.counters.successes as i64),
+                &(p.counters.failures as i64),
+                &(p.counters.failure_streak as i32),
+                &p.quarantined,
+                &rev,
+            ],
+        )
+        .await
+        .map_err(sql)?;
+    tx.commit().await.map_err(sql)?;
+    Ok(n == 1)
+}
+
+/// Counts an outcome on the team's copy of a plan: `quarantine_after` failures in a row
+/// quarantine it for every member, a release serves it again. False when `op` was applied before
+/// or the team has no such plan.
+pub async fn feedback(
+    client: &mut deadpool_postgres::Object,
+    project: &str,
+    op: &str,
+    id: &str,
+    outcome: Outcome,
+    reason: Option<&str>,
+    quarantine_after: u32,
+) -> Result<bool, Error> {
+    let tx = client.transaction().await.map_err(sql)?;
+    let Some(rev) = begin(&tx, project, op).await? else { return Ok(false) };
+    let last = reason.map(|r| format!("; last: {r}")).unwrap_or_default();
+    let after = quarantine_after.max(1) as i32;
+    let n = match outcome {
+        Outcome::Success => {
+            tx.execute(
+                "UPDATE refrain_plans SET successes = successes + 1, failure_streak = 0, rev = $3 \
+                 WHERE project = $1 AND id = $2",
+                &[&project, &id, &rev],
+            )
+            .await
+        }
+        Outcome::Failure => {
+            tx.execute(
+                "UPDATE refrain_plans SET failures = failures + 1, failure_streak = failure_streak + 1, \
+                 quarantined = CASE WHEN failure_streak + 1 >= $4 \
+                   THEN COALESCE(quarantined, (failure_streak + 1)::text || ' failure(s) in a row' || $5) \
+                   ELSE quarantined END, rev = $3 \
+                 WHERE project = $1 AND id = $2",
+                &[&project, &id, &rev, &after, &last],
+            )
+            .await
+        }
+        Outcome::Release => {
+            tx.execute(
+                "UPDATE refrain_plans SET failure_streak = 0, quarantined = NULL, rev = $3 WHERE project = $1 AND id = $2",
+                &[&project, &id, &rev],
+            )
+            .await
+        }
+    }
+    .map_err(sql)?;
+    tx.commit().await.map_err(sql)?;
+    Ok(n == 1)
+}
+
+/// A page of changes.
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// The plans changed, oldest change first.
+    pub plans: Vec<SharedPlan>,
+    /// The last revision read (unreadable rows included), or `after` when none.
+    pub last: i64,
+    /// Rows read (a full page means there may be more).
+    pub rows: usize,
+}
+
+/// The project's plans changed after revision `after`, oldest change first, at most `limit`.
+pub async fn changes(client: &impl GenericClient, project: &str, after: i64, limit: i64) -> Result<Changes, Error> {
+    let rows = client
+        .query(
+            "SELECT rev, plan, successes, failures, failure_streak, quarantined FROM refrain_plans \
+             WHERE project = $1 AND rev > $2 ORDER BY rev LIMIT $3",
+            &[&project, &after, &limit],
+        )
+        .await
+        .map_err(sql)?;
+    let mut out = Changes { plans: Vec::with_capacity(rows.len()), last: after, rows: rows.len() };
+    for row in rows {
+        let rev: i64 = row.get(0);
+        out.last = rev;
+        let text: String = row.get(1);
+        let mut plan: StoredPlan = match serde_json::from_str(&text) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(rev, error = %e, "a team plan this refrain cannot read was skipped");
+                continue;
+            }
+        };
+        plan.counters.successes = row.get::<_, i64>(2).max(0) as u64;
+        plan.counters.failures = row.get::<_, i64>(3).max(0) as u64;
+        plan.counters.failure_streak = row.get::<_, i32>(4).max(0) as u32;
+        plan.quarantined = row.get(5);
+        out.plans.push(SharedPlan { rev, plan });
+    }
+    Ok(out)
+}
