@@ -100,8 +100,6 @@ pub const RULES: &[Rule] = &[
     row("results.max_total_bytes", Project, ""),
     row("results.default_ttl_secs", Project, ""),
     row("results.tool_ttl_secs", Project, ""),
-    row("results.semantic_threshold", Project, ""),
-    row("results.semantic_verify", Project, ""),
     row("results.disabled_tools", Project, ""),
     row("results.allowed_roots", Trusted, "it lets cached results depend on files outside the project"),
     row("prompt.rules_file", Trusted, "it makes refrain read a file at any path"),

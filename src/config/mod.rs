@@ -10,6 +10,7 @@ mod matching;
 mod model;
 mod plans;
 mod prompt;
+mod removed;
 mod results;
 pub mod screen;
 mod server;
@@ -21,6 +22,7 @@ pub use matching::MatchingConfig;
 pub use model::ModelConfig;
 pub use plans::{LlmConfig, PlansConfig};
 pub use prompt::PromptConfig;
+pub use removed::REMOVED;
 pub use results::ResultsConfig;
 pub use screen::Refused;
 pub use server::{HooksConfig, ServerConfig, StoreConfig};
@@ -79,6 +81,16 @@ pub enum Error {
         origin: String,
         /// What was wrong.
         message: String,
+    },
+    /// A config sets a key refrain no longer reads.
+    #[error("{origin} sets {key}, which refrain no longer reads: {instead}")]
+    Removed {
+        /// The file, variable or flag that set it.
+        origin: String,
+        /// The dotted key.
+        key: &'static str,
+        /// What to do instead.
+        instead: &'static str,
     },
 }
 

@@ -19,11 +19,6 @@ pub struct ResultsConfig {
     pub default_ttl_secs: u64,
     /// Time to live per tool, in seconds (overrides the built-in per-tool defaults).
     pub tool_ttl_secs: BTreeMap<String, u64>,
-    /// No longer used: lookups by meaning are verified at the strictness `matching.max_wrong_rate`
-    /// sets. Accepted so existing files still load.
-    pub semantic_threshold: f32,
-    /// No longer used (see `matching.max_wrong_rate`). Accepted so existing files still load.
-    pub semantic_verify: bool,
     /// Tools never cached, whatever the caller says.
     pub disabled_tools: Vec<String>,
     /// Directories outside the project that cached results may depend on (results may always
@@ -39,8 +34,6 @@ impl Default for ResultsConfig {
             max_total_bytes: 256 * 1024 * 1024,
             default_ttl_secs: 3600,
             tool_ttl_secs: BTreeMap::new(),
-            semantic_threshold: 0.80,
-            semantic_verify: true,
             disabled_tools: Vec::new(),
             allowed_roots: Vec::new(),
         }

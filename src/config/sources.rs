@@ -103,6 +103,9 @@ pub(super) fn resolve(project_root: Option<&Path>, flags: &Overrides) -> Result<
         user.push(Layer { source: Source::File(path), table });
     }
     let late: Vec<Layer> = env_layers().into_iter().chain(flag_layers(flags)).collect();
+    for layer in user.iter().chain(&late) {
+        super::removed::check(&layer.table, &layer.source.to_string())?;
+    }
 
     // What the user's own settings give, before any project file: the home (where trust records
     // live) and the values a project may only lower.
@@ -116,6 +119,7 @@ pub(super) fn resolve(project_root: Option<&Path>, flags: &Overrides) -> Result<
         let trust = TrustDb::load(&user_config.home())?;
         for path in project_files(root) {
             let (sha256, table) = read_table(&path)?;
+            super::removed::check(&table, &Source::Project(path.clone(), false).to_string())?;
             let trusted = trust.allows(&path, &sha256);
             let (kept, denied) = screen(table, &path, trusted, base);
             refused.extend(denied);

@@ -63,11 +63,20 @@ impl FastEmbedder {
         let options = InitOptionsUserDefined::new()
             .with_max_length(max_length)
             .with_intra_threads(threads.max(1))
+            .with_execution_providers(cpu_without_arena())
             .with_environment(environment);
         let model = TextEmbedding::try_new_from_user_defined(model, options)
             .map_err(|e| Error::Unavailable(format!("cannot load model from {}: {e}", files.model_dir.display())))?;
         Ok(FastEmbedder { model: Mutex::new(model) })
     }
+}
+
+/// The CPU execution provider without its memory arena. The arena keeps the largest buffers a
+/// batch ever needed for the life of the process: with this model, one batch of 32 texts of 128
+/// tokens left 616 MiB resident with the arena and 236 MiB without it, for the same
+/// one-sentence time.
+pub fn cpu_without_arena() -> Vec<ort::ep::ExecutionProviderDispatch> {
+    vec![ort::ep::CPU::default().with_arena_allocator(false).build()]
 }
 
 /// Loads the ONNX runtime library (the embedder and the verifier share it). `ort::init_from` may

@@ -7,7 +7,7 @@
 mod fast;
 mod handle;
 
-pub use fast::{FastEmbedder, MODEL_NAME, ModelFiles, init_runtime};
+pub use fast::{FastEmbedder, MODEL_NAME, ModelFiles, cpu_without_arena, init_runtime};
 pub use handle::{EmbedHandle, ModelState};
 
 /// Embedding errors.

@@ -73,6 +73,8 @@ struct Inner {
     /// One build at a time (a build already uses every core).
     build_lock: Mutex<()>,
     builds_running: AtomicUsize,
+    /// Set during bulk imports: inserts start no background build (the importer builds once).
+    held: AtomicBool,
 }
 
 /// The index over every scope of one store; cheap to clone.
@@ -101,6 +103,7 @@ impl VectorIndex {
             scopes: Mutex::new(HashMap::new()),
             build_lock: Mutex::new(()),
             builds_running: AtomicUsize::new(0),
+            held: AtomicBool::new(false),
         })))
     }
 
@@ -251,8 +254,18 @@ impl VectorIndex {
         Ok(out)
     }
 
+    /// Holds (true) or releases (false) background builds: a bulk import holds them while it
+    /// inserts, so the graph is built once at the end (`build_now`) instead of again and again
+    /// as the scope grows. Lookups meanwhile scan exactly, as for any scope without a graph.
+    pub fn hold_builds(&self, held: bool) {
+        self.0.held.store(held, Ordering::Release);
+    }
+
     /// Starts a background build if the scope wants one and none is running.
     fn maybe_build(&self, slot: &Arc<Slot>) {
+        if self.0.held.load(Ordering::Acquire) {
+            return;
+        }
         let wants =
             slot.points.read().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|p| p.wants_build(HNSW_MIN));
         if wants && !slot.building.swap(true, Ordering::AcqRel) {

@@ -151,6 +151,7 @@ mod tests {
     #[case("push the branch feature-login", "push the branch <name>")]
     #[case("the weather is nice", "the weather is nice")]
     #[case("find all *.tar.gz and .py files", "find all *<path> and <path> files")]
+    #[case("delete files older than 7 days in /tmp", "delete files older than <number> days in <path>")]
     fn values_become_typed_placeholders(#[case] text: &str, #[case] want: &str) {
         assert_eq!(mask(text).text, want, "{text}");
     }

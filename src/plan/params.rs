@@ -131,7 +131,7 @@ crate::pattern_table! { pub PATTERNS in "params";
         "bump to 1.10.2";
     FLAG_RE = r"(?:^|[\s(\[])(--?[A-Za-z][A-Za-z0-9-]*)(?:=\S+)?",
         "add a --verbose flag";
-    PATH_RE = r"(?i)(?:^|[\s(\[])((?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*|(?:[\w-]+(?:\.[\w-]+)*\.(?:rs|toml|json|ya?ml|md|txt|py|js|mjs|cjs|ts|tsx|jsx|go|java|kt|c|h|cc|cpp|hpp|cs|rb|php|sh|sql|lock|cfg|ini|env|html|css|scss|vue|svelte|swift|proto|graphql|xml|gradle|mod|sum|csv|lua|ex|exs|zig|tf)|Dockerfile|Makefile|Justfile|Cargo\.toml)\b)",
+    PATH_RE = r"(?i)(?:^|[\s(\[])((?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)*|(?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*|(?:[\w-]+(?:\.[\w-]+)*\.(?:rs|toml|json|ya?ml|md|txt|py|js|mjs|cjs|ts|tsx|jsx|go|java|kt|c|h|cc|cpp|hpp|cs|rb|php|sh|sql|lock|cfg|ini|env|html|css|scss|vue|svelte|swift|proto|graphql|xml|gradle|mod|sum|csv|lua|ex|exs|zig|tf)|Dockerfile|Makefile|Justfile|Cargo\.toml)\b)",
         "edit src/main.rs";
     NUMBER_RE = r"(?:^|[\s(=])(\d+(?:\.\d+)?)\b",
         "older than 30 days";
@@ -416,6 +416,11 @@ mod tests {
     #[case("add the tokio crate", vec![(ParamKind::Package, "tokio")])]
     #[case("add logging to the server", vec![])]
     #[case("move `src/a.rs` to src/b/", vec![(ParamKind::Path, "src/a.rs"), (ParamKind::Path, "src/b/")])]
+    // Absolute, home and dot paths of one segment are paths too.
+    #[case("clean up /tmp.", vec![(ParamKind::Path, "/tmp")])]
+    #[case("copy ~/notes to ./backup", vec![(ParamKind::Path, "~/notes"), (ParamKind::Path, "./backup")])]
+    #[case("list /var/log/nginx and /etc", vec![(ParamKind::Path, "/var/log/nginx"), (ParamKind::Path, "/etc")])]
+    #[case("pick one of red / green", vec![])]
     fn values_are_typed(#[case] text: &str, #[case] want: Vec<(ParamKind, &str)>) {
         let want: Vec<(ParamKind, String)> = want.into_iter().map(|(k, v)| (k, v.to_string())).collect();
         assert_eq!(kinds(text), want, "{text}");

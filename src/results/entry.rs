@@ -108,33 +108,85 @@ pub fn write(store: &Store, e: &Entry) -> store::Result<()> {
     touch(store, &e.key, false)
 }
 
-/// Moves an entry to the most recently used end (on put and on every hit). The usage row and the
-/// LRU row change in one transaction, so concurrent hits lose no count and leave no stale row.
+/// Moves an entry to the most recently used end (on put and on every hit). The move is held in
+/// memory (`Touches`) and written with the next batch: before every flush, every
+/// `TOUCH_BATCH` touches, and before the LRU order is read. A crash may lose the touches since
+/// the last batch (an entry's place in the LRU order and a few hits), never an entry.
 pub fn touch(store: &Store, key: &str, hit: bool) -> store::Result<()> {
     if matches!(store.check_room(), Err(store::Error::Full { .. })) {
         // A full store still serves hits; the entry's place in the LRU order stays as it was.
         return Ok(());
     }
     let ticket = store.next_id()?;
-    let last_ms = now_ms();
-    store.transaction(&[trees::RESPONSE_USE, trees::RESPONSE_LRU, trees::RESPONSES], |t| {
-        if !t[2].contains(key.as_bytes())? {
-            // Removed since it was read: a hit must not bring its rows back.
-            return Ok(());
-        }
-        let old: Option<Use> = t[0].get(key.as_bytes())?;
-        if let Some(u) = old {
-            t[1].remove(&lru_row(u.ticket, key))?;
-        }
-        let hits = old.map(|u| u.hits).unwrap_or(0) + u64::from(hit);
-        t[1].put(&lru_row(ticket, key), &())?;
-        t[0].put(key.as_bytes(), &Use { ticket, last_ms, hits })
-    })
+    let touches = store.deferred::<Touches>();
+    let full = {
+        let mut held = lock(&touches.held);
+        let t = held.entry(key.to_string()).or_insert(Touch { ticket, last_ms: 0, hits: 0 });
+        (t.ticket, t.last_ms) = (t.ticket.max(ticket), now_ms());
+        t.hits += u64::from(hit);
+        held.len() >= TOUCH_BATCH
+    };
+    if full { store::Deferred::write(&*touches, store) } else { Ok(()) }
 }
 
-/// Reads an entry's usage.
+/// Distinct entries touched before the touches are written without waiting for a flush.
+const TOUCH_BATCH: usize = 256;
+
+/// One entry's touches since the last batch: its newest ticket, last use and hits counted.
+#[derive(Debug, Clone, Copy)]
+struct Touch {
+    ticket: u64,
+    last_ms: u64,
+    hits: u64,
+}
+
+/// The touches held in memory for one store.
+#[derive(Default)]
+pub struct Touches {
+    held: std::sync::Mutex<std::collections::HashMap<String, Touch>>,
+    /// One batch written at a time, so an older batch never overwrites a newer one's rows.
+    writing: std::sync::Mutex<()>,
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl store::Deferred for Touches {
+    /// Each entry's usage row and LRU row change in one transaction, so concurrent batches and
+    /// removals leave exactly one LRU row per entry and lose no hit.
+    fn write(&self, store: &Store) -> store::Result<()> {
+        let _one = lock(&self.writing);
+        let held = std::mem::take(&mut *lock(&self.held));
+        for (key, touch) in held {
+            store.transaction_freeing(&[trees::RESPONSE_USE, trees::RESPONSE_LRU, trees::RESPONSES], |t| {
+                if !t[2].contains(key.as_bytes())? {
+                    // Removed since it was touched: its rows must not come back.
+                    return Ok(());
+                }
+                let old: Option<Use> = t[0].get(key.as_bytes())?;
+                if let Some(u) = old {
+                    t[1].remove(&lru_row(u.ticket, &key))?;
+                }
+                let hits = old.map(|u| u.hits).unwrap_or(0) + touch.hits;
+                t[1].put(&lru_row(touch.ticket, &key), &())?;
+                t[0].put(key.as_bytes(), &Use { ticket: touch.ticket, last_ms: touch.last_ms, hits })
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads an entry's usage, touches held in memory included.
 pub fn usage(store: &Store, key: &str) -> store::Result<Option<Use>> {
-    store.get(trees::RESPONSE_USE, key.as_bytes())
+    let stored: Option<Use> = store.get(trees::RESPONSE_USE, key.as_bytes())?;
+    let held = lock(&store.deferred::<Touches>().held).get(key).copied();
+    Ok(match (stored, held) {
+        (s, None) => s,
+        (s, Some(t)) => {
+            Some(Use { ticket: t.ticket, last_ms: t.last_ms, hits: s.map(|u| u.hits).unwrap_or(0) + t.hits })
+        }
+    })
 }
 
 /// Removes an entry and its rows. Returns the entry when this call removed it (so its vector can
@@ -158,6 +210,7 @@ pub fn remove(store: &Store, key: &str) -> store::Result<Option<Entry>> {
 
 /// Drops an entry's usage and LRU rows in one transaction (a racing hit cannot leave a row).
 fn forget_use(store: &Store, key: &str) -> store::Result<()> {
+    lock(&store.deferred::<Touches>().held).remove(key);
     store.transaction_freeing(&[trees::RESPONSE_USE, trees::RESPONSE_LRU], |t| {
         if let Some(u) = t[0].get::<Use>(key.as_bytes())? {
             t[1].remove(&lru_row(u.ticket, key))?;
@@ -173,8 +226,9 @@ pub fn total_bytes(store: &Store) -> store::Result<u64> {
     Ok(added.saturating_sub(store.counter(trees::RESPONSE_USE, BYTES_OUT)?))
 }
 
-/// The least recently used entry's key.
+/// The least recently used entry's key (touches held in memory are written first).
 pub fn oldest(store: &Store) -> store::Result<Option<String>> {
+    store.write_counters()?;
     let mut found = None;
     store.for_each::<()>(trees::RESPONSE_LRU, |k, ()| {
         found = k.get(8..).map(|b| String::from_utf8_lossy(b).into_owned());
@@ -250,6 +304,43 @@ mod tests {
             }
         });
         assert_eq!(usage(&store, "k").unwrap().unwrap().hits, 400);
+        store.flush().unwrap();
+        assert_eq!(usage(&store, "k").unwrap().unwrap().hits, 400);
+        assert_eq!(store.len(trees::RESPONSE_LRU).unwrap(), 1);
+    }
+
+    /// Touches wait in memory, reach the store with the next flush, and survive a reopen; a
+    /// touch of an entry removed before the batch was written brings none of its rows back.
+    #[test]
+    fn touches_are_written_by_a_flush_and_never_revive_a_removed_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            for k in ["a", "b"] {
+                write(&store, &entry(k)).unwrap();
+            }
+            store.flush().unwrap();
+            let first = oldest(&store).unwrap();
+            assert_eq!(first.as_deref(), Some("a"));
+            touch(&store, "a", true).unwrap();
+            assert_eq!(store.get::<Use>(trees::RESPONSE_USE, b"a").unwrap().unwrap().hits, 0, "held in memory");
+            assert_eq!(oldest(&store).unwrap().as_deref(), Some("b"), "the LRU order counts held touches");
+            touch(&store, "b", true).unwrap();
+            remove(&store, "b").unwrap();
+            store.flush().unwrap();
+        }
+        // sled's flusher may hold the lock a moment after the last handle goes.
+        let store = (0..200)
+            .find_map(|_| match Store::open(dir.path()) {
+                Err(store::Error::Locked { .. }) => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    None
+                }
+                other => Some(other.unwrap()),
+            })
+            .unwrap();
+        assert_eq!(usage(&store, "a").unwrap().unwrap().hits, 1);
+        assert!(usage(&store, "b").unwrap().is_none());
         assert_eq!(store.len(trees::RESPONSE_LRU).unwrap(), 1);
     }
 

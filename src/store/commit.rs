@@ -4,12 +4,16 @@
 //! the next one; each is still answered only after a flush that began after its own writes had
 //! reached sled. Batched counters: usage counters (hits, misses, tokens saved) add up in memory
 //! and reach sled in one batch before every flush, or once enough have piled up; a crash may
-//! lose the increments since the last batch, never an acknowledged entry.
+//! lose the increments since the last batch, never an acknowledged entry. Deferred writes: a
+//! layer above the store may hold its own rows in memory the same way (`Deferred`, e.g. the
+//! results' LRU touches); they are written with the counters.
 
 use super::{Error, Result, Store, TreeName};
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Increments held in memory before they are written as one batch.
 const BATCH_OPS: u64 = 256;
@@ -26,6 +30,22 @@ pub(super) struct Commit {
     flushing: tokio::sync::Mutex<()>,
     /// Counter increments not yet written.
     pending: Mutex<Pending>,
+    /// Writes held in memory by layers above the store, one holder per type.
+    deferred: Mutex<Vec<Holder>>,
+}
+
+/// Rows a layer above the store keeps in memory and writes in batches: before every flush,
+/// whenever its owner asks, and when the last handle on the store closes. A crash loses what is
+/// held, so only rows whose loss costs no acknowledged write may be deferred.
+pub trait Deferred: Send + Sync + 'static {
+    /// Writes what is held into the store (buffered like any write) and forgets it.
+    fn write(&self, store: &Store) -> Result<()>;
+}
+
+struct Holder {
+    kind: TypeId,
+    any: Arc<dyn Any + Send + Sync>,
+    writer: Arc<dyn Deferred>,
 }
 
 #[derive(Default)]
@@ -42,7 +62,12 @@ impl Commit {
             covered: AtomicU64::new(0),
             flushing: tokio::sync::Mutex::new(()),
             pending: Mutex::new(Pending::default()),
+            deferred: Mutex::new(Vec::new()),
         }
+    }
+
+    fn writers(&self) -> Vec<Arc<dyn Deferred>> {
+        self.deferred.lock().unwrap_or_else(|p| p.into_inner()).iter().map(|h| h.writer.clone()).collect()
     }
 
     /// Writes the batched increments into their trees (buffered like any write).
@@ -64,6 +89,21 @@ impl Commit {
 
 impl Drop for Commit {
     fn drop(&mut self) {
+        let writers = self.writers();
+        if !writers.is_empty() {
+            // The handles are gone; a bare one over the same database writes what is held.
+            let bare = Store {
+                db: self.db.clone(),
+                path: PathBuf::new(),
+                limit: Default::default(),
+                commit: Arc::new(Commit::new(self.db.clone())),
+            };
+            for w in writers {
+                if let Err(e) = w.write(&bare) {
+                    tracing::warn!(error = %e, "deferred rows not written at close");
+                }
+            }
+        }
         if let Err(e) = self.write().and_then(|()| Ok(self.db.flush().map(|_| ())?)) {
             tracing::warn!(error = %e, "usage counters not written at close");
         }
@@ -88,9 +128,25 @@ impl Store {
         if full { self.write_counters() } else { Ok(()) }
     }
 
-    /// Writes the counter increments held in memory into the store (buffered like any write).
+    /// Writes the counter increments and deferred rows held in memory into the store (buffered
+    /// like any write).
     pub fn write_counters(&self) -> Result<()> {
+        for w in self.commit.writers() {
+            w.write(self)?;
+        }
         self.commit.write()
+    }
+
+    /// The store's holder of deferred rows of type `T`, created on first use; its rows are
+    /// written with the batched counters (`write_counters`, every flush, the last close).
+    pub fn deferred<T: Deferred + Default>(&self) -> Arc<T> {
+        let mut held = self.commit.deferred.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = held.iter().find(|h| h.kind == TypeId::of::<T>()).and_then(|h| h.any.clone().downcast().ok()) {
+            return t;
+        }
+        let t = Arc::new(T::default());
+        held.push(Holder { kind: TypeId::of::<T>(), any: t.clone(), writer: t.clone() });
+        t
     }
 
     /// Makes every write made before the call durable, sharing the flush with concurrent

@@ -10,6 +10,7 @@ pub mod keys;
 pub mod trees;
 pub mod tx;
 
+pub use commit::Deferred;
 pub use keys::Key;
 pub use trees::TreeName;
 
@@ -83,9 +84,27 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens (or creates) the database in `dir`.
+    /// Opens (or creates) the database in `dir`. New stores compress what sled writes (zstd at
+    /// its fastest level: JSON records shrink several times); a store created before that keeps
+    /// its plain format, which sled cannot change in place.
     pub fn open(dir: &Path) -> Result<Store> {
-        let db = sled::Config::new().path(dir).cache_capacity(64 * 1024 * 1024).open().map_err(|e| classify(dir, e))?;
+        Self::open_as(dir, !plain_format(dir))
+    }
+
+    /// Opens (or creates) a store without compression (what stores created before compression
+    /// hold; benchmarks compare the two). Fails on a compressed store.
+    pub fn open_uncompressed(dir: &Path) -> Result<Store> {
+        Self::open_as(dir, false)
+    }
+
+    fn open_as(dir: &Path, compress: bool) -> Result<Store> {
+        let db = sled::Config::new()
+            .path(dir)
+            .cache_capacity(CACHE_BYTES)
+            .use_compression(compress)
+            .compression_factor(COMPRESSION_LEVEL)
+            .open()
+            .map_err(|e| classify(dir, e))?;
         let commit = std::sync::Arc::new(commit::Commit::new(db.clone()));
         Ok(Store { db, path: dir.to_path_buf(), limit: Default::default(), commit })
     }
@@ -296,6 +315,18 @@ impl Store {
     }
 }
 
+/// sled's page cache: the hot part of the trees (it counts sled's own estimate of a page's size,
+/// which undercounts, so the resident cost is somewhat higher).
+const CACHE_BYTES: u64 = 64 * 1024 * 1024;
+/// zstd level of new stores (1: the fastest).
+const COMPRESSION_LEVEL: i32 = 1;
+
+/// Whether `dir` holds a store sled wrote without compression (its `conf` file says so).
+fn plain_format(dir: &Path) -> bool {
+    std::fs::read(dir.join("conf"))
+        .is_ok_and(|b| b.windows(b"use_compression: false".len()).any(|w| w == b"use_compression: false"))
+}
+
 fn classify(dir: &Path, e: sled::Error) -> Error {
     match e {
         sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("lock") => {
@@ -357,6 +388,36 @@ mod tests {
         }
         let s = Store::open(dir.path()).unwrap();
         assert_eq!(s.get::<String>(trees::META, b"k").unwrap().as_deref(), Some("v"));
+    }
+
+    #[test]
+    fn a_store_written_without_compression_still_opens_and_keeps_its_records() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = sled::Config::new().path(dir.path()).open().unwrap();
+            db.open_tree(trees::META.0)
+                .unwrap()
+                .insert(b"k", encode(trees::META, &"old".to_string()).unwrap())
+                .unwrap();
+            db.flush().unwrap();
+        }
+        assert!(plain_format(dir.path()));
+        // sled's flusher may hold the lock a moment after the last handle goes.
+        let s = (0..200)
+            .find_map(|_| match Store::open(dir.path()) {
+                Err(Error::Locked { .. }) => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    None
+                }
+                other => Some(other.unwrap()),
+            })
+            .unwrap();
+        assert_eq!(s.get::<String>(trees::META, b"k").unwrap().as_deref(), Some("old"));
+        s.put(trees::META, b"n", &"new".to_string()).unwrap();
+        s.flush().unwrap();
+        let fresh = tempfile::tempdir().unwrap();
+        Store::open(fresh.path()).unwrap().flush().unwrap();
+        assert!(!plain_format(fresh.path()), "new stores are compressed");
     }
 
     #[test]

@@ -115,6 +115,7 @@ impl CrossEncoder {
         let options = RerankInitOptionsUserDefined::new()
             .with_max_length(MAX_TOKENS)
             .with_intra_threads(threads.max(1))
+            .with_execution_providers(crate::embed::cpu_without_arena())
             .with_environment(environment);
         let model = TextRerank::try_new_from_user_defined(UserDefinedRerankingModel::new(onnx, tokenizer), options)
             .map_err(|e| unavailable(format!("cannot load the verifier from {}: {e}", dir.display())))?;

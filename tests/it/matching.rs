@@ -247,3 +247,27 @@ async fn a_slow_or_broken_llm_judge_leaves_the_verdict_as_it_was() {
     let miss = ask(&s, query).await;
     assert_eq!(miss["status"], "miss", "an unclear answer leaves the miss: {miss}");
 }
+
+#[tokio::test]
+async fn a_config_that_still_sets_a_removed_threshold_fails_with_what_to_do_instead() {
+    let env = Env::new();
+    let config = env.home.path().join("refrain.toml");
+    std::fs::write(&config, "[results]\nsemantic_threshold = 0.85\n").expect("user config");
+    let out = env.cmd(&["config"]).env("REFRAIN_CONFIG", &config).output().await.expect("refrain config");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("results.semantic_threshold") && err.contains(&config.display().to_string()), "{err}");
+    assert!(err.contains("matching.max_wrong_rate"), "the error says what replaces it: {err}");
+    // A project's file is named the same way; the server does not start on a config it misreads.
+    std::fs::write(env.project.path().join("refrain.toml"), "[results]\nsemantic_verify = false\n").unwrap();
+    let out = env.cmd(&["serve"]).stdin(std::process::Stdio::null()).output().await.expect("refrain serve");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && out.stdout.is_empty(), "{err}");
+    assert!(err.contains("results.semantic_verify") && err.contains("refrain.toml"), "{err}");
+    // Without the old line, the same files load.
+    std::fs::write(env.project.path().join("refrain.toml"), "[results]\ndefault_ttl_secs = 600\n").unwrap();
+    std::fs::write(&config, "[matching]\nmax_wrong_rate = 0.005\n").unwrap();
+    let out = env.cmd(&["config"]).env("REFRAIN_CONFIG", &config).output().await.expect("refrain config");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("max_wrong_rate"));
+}

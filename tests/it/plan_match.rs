@@ -115,6 +115,24 @@ async fn a_value_the_plan_cannot_use_is_a_miss_that_names_it() {
 }
 
 #[tokio::test]
+async fn a_bare_absolute_directory_is_a_value_the_plan_fills() {
+    let env = Env::new();
+    let s = env.serve().await;
+    let stored =
+        store(&s, "delete files older than 30 days in /var/log", one_step("find /var/log -mtime +30 -delete")).await;
+    assert_eq!(stored["masked"], "delete files older than <number> days in <path>", "{stored}");
+    // `/tmp` is one segment: it is a path, so the plan is served with it filled in.
+    let hit = s.ok("plan_lookup", json!({"task": "delete files older than 7 days in /tmp"})).await;
+    assert_eq!(hit["status"], "hit", "{hit}");
+    assert_eq!(hit["hit"]["steps"][0]["inputs"]["command"], "find /tmp -mtime +7 -delete", "{hit}");
+    // And a plan stored for `/tmp` is never served for `/srv` with `/tmp` left in it.
+    store(&s, "list the biggest files in /tmp", one_step("du -ah /tmp | sort -rh | head -n 20")).await;
+    let hit = s.ok("plan_lookup", json!({"task": "list the biggest files in /srv"})).await;
+    assert_eq!(hit["status"], "hit", "{hit}");
+    assert_eq!(hit["hit"]["steps"][0]["inputs"]["command"], "du -ah /srv | sort -rh | head -n 20", "{hit}");
+}
+
+#[tokio::test]
 async fn remove_is_never_served_an_add_plan() {
     let env = Env::new();
     let s = env.serve().await;
@@ -253,13 +271,13 @@ async fn mask_prints_each_line_masked_in_order() {
     let mut cmd = env.cmd(&["mask"]);
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
-    let input = "add a dependency on regex version 1.10\n\nrename fn run_server to serve\nfind files larger than 100MB in /var/log\n";
+    let input = "add a dependency on regex version 1.10\n\nrename fn run_server to serve\nfind files larger than 100MB in /var/log\nclean up /tmp and ~/.cache\n";
     child.stdin.take().unwrap().write_all(input.as_bytes()).await.unwrap();
     let out = child.wait_with_output().await.unwrap();
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
-        "add a dependency on <name> version <version>\n\nrename fn <name> to <name>\nfind files larger than <number>MB in <path>\n"
+        "add a dependency on <name> version <version>\n\nrename fn <name> to <name>\nfind files larger than <number>MB in <path>\nclean up <path> and <path>\n"
     );
     let mut cmd = env.cmd(&["mask", "--json"]);
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());

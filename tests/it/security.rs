@@ -99,6 +99,47 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every key and value of every tree of the store in `db`, end to end.
+fn stored_records(db: &Path) -> Vec<u8> {
+    use refrain::store::{Error, Store, trees};
+    let store = (0..200)
+        .find_map(|_| match Store::open(db) {
+            Err(Error::Locked { .. }) => {
+                std::thread::sleep(Duration::from_millis(50));
+                None
+            }
+            other => Some(other.unwrap()),
+        })
+        .expect("the store is still locked 10 s after the server exited");
+    let mut out = Vec::new();
+    for t in [
+        trees::META,
+        trees::STATS,
+        trees::VECTORS,
+        trees::PLANS,
+        trees::PLAN_BUCKETS,
+        trees::PLAN_HEADS,
+        trees::PLAN_TEXTS,
+        trees::CANON,
+        trees::RESPONSES,
+        trees::RESPONSE_LRU,
+        trees::RESPONSE_DEPS,
+        trees::RESPONSE_USE,
+        trees::RESPONSE_TEXTS,
+        trees::RESPONSE_FEEDBACK,
+        trees::VERIFY_LLM,
+        trees::EVENTS,
+    ] {
+        store
+            .for_each_bytes(t, |k, v| {
+                out.extend_from_slice(k);
+                out.extend_from_slice(v);
+            })
+            .unwrap();
+    }
+    out
+}
+
 #[tokio::test]
 async fn secrets_never_reach_the_disk_and_are_counted() {
     let env = Env::without_model();
@@ -149,7 +190,12 @@ async fn secrets_never_reach_the_disk_and_are_counted() {
     let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
     let mut files = Vec::new();
     files_under(env.home.path(), &mut files);
-    let bytes: Vec<(PathBuf, Vec<u8>)> = files.into_iter().map(|p| (p.clone(), std::fs::read(&p).unwrap())).collect();
+    let mut bytes: Vec<(PathBuf, Vec<u8>)> =
+        files.into_iter().map(|p| (p.clone(), std::fs::read(&p).unwrap())).collect();
+    // The store compresses what it writes, so its records are read back too, decompressed: a
+    // secret in any of them would be on the disk, compressed.
+    let db = refrain::project::Project::at(env.project.path().to_path_buf(), env.home.path()).db_dir();
+    bytes.push((db.clone(), stored_records(&db)));
     let found = |needle: &str| bytes.iter().find(|(_, b)| b.windows(needle.len()).any(|w| w == needle.as_bytes()));
     assert!(found("canary-result-0").is_some(), "the scan must see stored text in the clear ({} files)", bytes.len());
     for sec in &secrets {

@@ -12,7 +12,7 @@
 
 use crate::driver::{self, Setup, Spawned};
 use crate::families::filler;
-use crate::measure::{Samples, peak_rss_mib};
+use crate::measure::{Samples, peak_rss_mib, rss_mib};
 use crate::preload::{self, Loaded, NAMESPACE, TOOL};
 use crate::work::{Rng, call};
 use refrain::project::Project;
@@ -44,6 +44,10 @@ pub struct Opts {
     pub models: PathBuf,
     /// Concurrency levels for the throughput rows.
     pub clients: Vec<usize>,
+    /// Keep each size's store afterwards (for a look at it), instead of removing it.
+    pub keep: bool,
+    /// Create the stores without compression (as refrain did before), for comparison.
+    pub plain: bool,
 }
 
 /// One measure across sizes.
@@ -66,7 +70,9 @@ pub async fn run(base: &Path, opts: &Opts, prompt: &PromptInputs) -> anyhow::Res
             }
             lines[i].values.push(value);
         }
-        let _ = std::fs::remove_dir_all(base.join(format!("size-{n}")));
+        if !opts.keep {
+            let _ = std::fs::remove_dir_all(base.join(format!("size-{n}")));
+        }
     }
     let mut out = String::from("| measure |");
     opts.sizes.iter().for_each(|n| out.push_str(&format!(" {} |", human(*n))));
@@ -85,7 +91,10 @@ fn human(n: usize) -> String {
 
 type Row = (String, &'static str, String);
 
+/// One measure; also printed to stderr at once, so a long run that is stopped still tells what it
+/// had measured.
 fn row(what: &str, target: &'static str, value: String) -> Row {
+    eprintln!("| {what} | {value} |");
     (what.to_string(), target, value)
 }
 
@@ -93,9 +102,16 @@ async fn one_size(base: &Path, n: usize, opts: &Opts, prompt: &PromptInputs) -> 
     let setup = driver::scratch(base, &format!("size-{n}"), &opts.models)?;
     let project = Project::at(setup.project.clone(), &setup.home);
     let t = Instant::now();
-    let loaded = preload::fill(&setup.home, &project, &opts.models, n, 200, opts.samples)?;
-    let mut rows =
-        vec![row("preload in process: plans + results (s)", "", format!("{:.1}", t.elapsed().as_secs_f64()))];
+    let cpu = process_cpu_s();
+    let loaded = preload::fill(&setup.home, &project, &opts.models, n, 200, opts.samples, opts.plain)?;
+    let mut rows = vec![
+        row("machine load average after the preload (1 / 5 / 15 min)", "", load_average()),
+        row(
+            "preload in process: plans + results, graphs built and saved (wall s / CPU s)",
+            "",
+            format!("{:.1} / {:.1}", t.elapsed().as_secs_f64(), process_cpu_s() - cpu),
+        ),
+    ];
     let t = Instant::now();
     {
         let store = refrain::store::Store::open(&project.db_dir())?;
@@ -125,6 +141,15 @@ async fn one_size(base: &Path, n: usize, opts: &Opts, prompt: &PromptInputs) -> 
     let e = crate::core::embedding(&opts.models, 50)?;
     rows.push(row("embed one sentence in process, for reference (p50 / p99 / max ms)", "", e.summary()));
     rows.extend(tools(&server, &loaded, opts.samples).await?);
+    rows.push(row(
+        "server RSS after the lookups and writes above, model loaded, both scopes loaded (now / peak MiB)",
+        "< 300 MB",
+        format!(
+            "{:.0} / {:.0}",
+            rss_mib(server.pid()).unwrap_or(f64::NAN),
+            peak_rss_mib(server.pid()).unwrap_or(f64::NAN)
+        ),
+    ));
     rows.extend(prompt_rows(&server, prompt, &transcript).await?);
     for &c in &opts.clients {
         let (rate, errors) = throughput(&setup, &server, c, opts.samples, n).await?;
@@ -135,17 +160,39 @@ async fn one_size(base: &Path, n: usize, opts: &Opts, prompt: &PromptInputs) -> 
         ));
     }
     let stats = server.ok("cache_stats", json!({})).await?;
-    rows.push(row("server peak RSS (MiB)", "", format!("{:.0}", peak_rss_mib(server.pid()).unwrap_or(f64::NAN))));
+    rows.push(row(
+        "server peak RSS over the whole run, 10 MB transcript and 16 clients included (MiB)",
+        "",
+        format!("{:.0}", peak_rss_mib(server.pid()).unwrap_or(f64::NAN)),
+    ));
     rows.push(row(
         "store size on disk (MiB)",
         "",
         format!("{:.1}", stats["store_bytes"].as_u64().unwrap_or(0) as f64 / 1_048_576.0),
     ));
+    let mut server = server;
+    server.child.kill().await?;
+    let (shares, disk) = crate::trees::shares(&project.db_dir())?;
+    let data: u64 = shares.iter().map(|s| s.bytes).sum();
+    let per = |b: u64| b as f64 / (2 * n.max(1)) as f64;
+    rows.push(row(
+        "bytes per entry (plan or result) on disk / in keys + values (B)",
+        "< 2.5 KB on disk",
+        format!("{:.0} / {:.0}", per(disk), per(data)),
+    ));
+    let top: Vec<String> = shares
+        .iter()
+        .take(6)
+        .map(|s| format!("{} {:.1} MiB ({} records)", s.tree, s.bytes as f64 / 1_048_576.0, s.records))
+        .collect();
+    rows.push(row("keys + values by tree, largest first", "", top.join(", ")));
+    rows.push(row("machine load average at the end of this size (1 / 5 / 15 min)", "", load_average()));
     Ok(rows)
 }
 
 /// Times `samples` calls; `good` says whether an answer is the expected one. Returns the
-/// summary with the count of expected answers.
+/// summary with the count of expected answers and the server's own CPU time per call (which a
+/// busy machine does not inflate the way it inflates latency).
 async fn timed(
     server: &Spawned,
     samples: usize,
@@ -154,6 +201,7 @@ async fn timed(
 ) -> anyhow::Result<String> {
     let mut s = Samples::default();
     let mut hits = 0;
+    let cpu = cpu_ns(server.pid());
     for k in 0..samples {
         let (tool, a) = args(k);
         let t = Instant::now();
@@ -162,7 +210,31 @@ async fn timed(
         let out = r.structured_content.unwrap_or(Value::Null);
         hits += usize::from(r.is_error != Some(true) && good(&out));
     }
-    Ok(format!("{} ({hits}/{samples})", s.summary()))
+    let cpu = cpu_ns(server.pid()).saturating_sub(cpu) as f64 / 1e6 / samples.max(1) as f64;
+    Ok(format!("{} ({hits}/{samples}), server CPU {cpu:.2} ms/call", s.summary()))
+}
+
+/// CPU seconds this process has used, finished threads included (/proc/self/stat, 100 Hz ticks).
+fn process_cpu_s() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = s.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn load_average() -> String {
+    let s = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    s.split_whitespace().take(3).collect::<Vec<_>>().join(" / ")
+}
+
+/// CPU time a process's live threads have run, ns (from /proc, scheduler accounting).
+fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()))
+        .sum()
 }
 
 async fn tools(server: &Spawned, loaded: &Loaded, samples: usize) -> anyhow::Result<Vec<Row>> {

@@ -74,7 +74,14 @@ pub fn machine() -> String {
     format!("{cpu}, {cores} cores, {mem}, {} {}", std::env::consts::OS, std::env::consts::ARCH)
 }
 
-/// Peak resident memory (VmHWM) of a process in MiB, from /proc.
+/// Resident memory now (VmRSS) of a process in MiB, from /proc.
+pub fn rss_mib(pid: u32) -> Option<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb: f64 = s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Peak resident memory of a process (VmHWM), MiB.
 pub fn peak_rss_mib(pid: u32) -> Option<f64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kb: f64 = s.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;

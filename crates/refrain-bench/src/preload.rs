@@ -5,7 +5,8 @@
 //!
 //! Bulk vectors are pseudo-random unit vectors (embedding 100k texts would dominate the run);
 //! `real` results go through the real put path with embedded queries, so semantic lookups have
-//! something true to find among the bulk.
+//! something true to find among the bulk. `questions` files real texts with their real
+//! embeddings, in batches, for runs where every stored text must be a true one.
 
 use crate::core::random_unit;
 use crate::families::filler;
@@ -73,7 +74,8 @@ pub fn real_query(i: usize) -> String {
 }
 
 /// Writes `n` plans and `n` results (+ `real` semantic results and `stale` expired ones) into
-/// the project's store. Runs its own runtime on a separate thread.
+/// the project's store (created without compression when `plain`, as older refrains made them).
+/// Runs its own runtime on a separate thread.
 pub fn fill(
     home: &Path,
     project: &Project,
@@ -81,8 +83,12 @@ pub fn fill(
     n: usize,
     real: usize,
     stale: usize,
+    plain: bool,
 ) -> anyhow::Result<Loaded> {
     project.prepare()?;
+    if plain {
+        Store::open_uncompressed(&project.db_dir())?.flush()?;
+    }
     let (home, project, models) = (home.to_path_buf(), project.clone(), models.to_path_buf());
     std::thread::spawn(move || -> anyhow::Result<Loaded> {
         // Results first: the app started for the real puts rebuilds its index from a store that
@@ -128,6 +134,7 @@ async fn results(
     let now = now_ms();
     let scope = entry::scope(NAMESPACE, TOOL);
     let index = app.index().await?;
+    index.hold_builds(true);
     for chunk in (0..n).collect::<Vec<_>>().chunks(CHUNK) {
         let keys: Vec<(String, serde_json::Value)> = chunk
             .iter()
@@ -143,6 +150,7 @@ async fn results(
             write(store, k, args, Some(format!("bulk query {i}")), now + 86_400_000, Some(id))?;
         }
     }
+    index.hold_builds(false);
     index.build_now(&scope)?;
     for i in 0..stale {
         let args = json!({"stale": i});
@@ -163,13 +171,14 @@ fn write(
     vector: Option<u64>,
 ) -> anyhow::Result<()> {
     let now = now_ms();
+    let seed = key_seed(&args);
     let e = Entry {
         key,
         namespace: NAMESPACE.into(),
         tool: TOOL.into(),
         args,
         query,
-        result: json!("x".repeat(200)),
+        result: json!(bulk_text(seed, 200)),
         created_ms: now.min(expires_ms.saturating_sub(1)),
         expires_ms,
         deps: Vec::new(),
@@ -178,6 +187,38 @@ fn write(
     };
     entry::write(store, &e)?;
     Ok(())
+}
+
+/// About `len` bytes of words drawn pseudo-randomly from a small vocabulary: a stand-in for a
+/// tool's output that compresses about as well as real text (a run of one letter would shrink
+/// to nothing and flatter the store's size on disk).
+pub fn bulk_text(seed: u64, len: usize) -> String {
+    const WORDS: [&str; 64] = [
+        "the", "error", "returns", "function", "value", "file", "line", "src", "config", "request", "response",
+        "cache", "timeout", "user", "server", "client", "build", "test", "failed", "passed", "warning", "module",
+        "import", "export", "struct", "field", "type", "string", "number", "array", "object", "null", "true", "false",
+        "query", "result", "page", "index", "key", "path", "http", "json", "status", "code", "message", "debug",
+        "info", "trace", "thread", "lock", "write", "read", "open", "close", "token", "session", "retry", "limit",
+        "offset", "version", "update", "delete", "create", "list",
+    ];
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut out = String::with_capacity(len + 16);
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.push_str(WORDS[(x % 64) as usize]);
+        out.push(if x.is_multiple_of(11) { '\n' } else { ' ' });
+        if x.is_multiple_of(7) {
+            out.push_str(&(x % 10_000).to_string());
+            out.push(' ');
+        }
+    }
+    out
+}
+
+fn key_seed(args: &serde_json::Value) -> u64 {
+    args.to_string().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
 }
 
 /// Where preloaded plans get their task vectors.
@@ -202,6 +243,7 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
         _ => None,
     };
     let index = VectorIndex::open(&store, Some(&project.index_dir()))?;
+    index.hold_builds(true);
     for chunk in (0..n).collect::<Vec<_>>().chunks(256) {
         let items: Vec<(String, _)> = chunk.iter().map(|&i| filler(i)).collect();
         let vectors = match (&model, vectors) {
@@ -231,7 +273,55 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
             library::put(&store, &Record { plan, vector })?;
         }
     }
+    index.hold_builds(false);
     index.build_now(library::SCOPE)?;
     store.flush()?;
     Ok(())
+}
+
+/// Stores `texts` as results of `tool` in `namespace` straight into the project's store, each with
+/// its real embedding (embedded in batches) and the result `answer <i>`, filed the way
+/// `response_cache_put` files them: the entry, its query's text row and its vector. The server
+/// builds its index from the vectors at startup. Returns how many were stored.
+pub fn questions(
+    project: &Project,
+    models: &Path,
+    namespace: &str,
+    tool: &str,
+    texts: &[String],
+) -> anyhow::Result<usize> {
+    project.prepare()?;
+    let store = Store::open(&project.db_dir())?;
+    let model = FastEmbedder::load(&ModelFiles::under(models), 2, Config::default().model.max_length)?;
+    let index = VectorIndex::open(&store, Some(&project.index_dir()))?;
+    let scope = entry::scope(namespace, tool);
+    let now = now_ms();
+    for (c, chunk) in texts.chunks(256).enumerate() {
+        let vectors = model.embed(&chunk.iter().map(String::as_str).collect::<Vec<_>>())?;
+        let first = c * 256;
+        let keys: Vec<String> =
+            (first..first + chunk.len()).map(|i| key::exact_key(namespace, tool, &json!({"q": i}))).collect();
+        let ids = index.insert_many(&scope, keys.iter().map(|k| k.as_bytes().to_vec()).zip(vectors).collect())?;
+        for (j, (k, id)) in keys.into_iter().zip(ids).enumerate() {
+            let i = first + j;
+            let result = json!(format!("answer {i}"));
+            let e = Entry {
+                key: k,
+                namespace: namespace.into(),
+                tool: tool.into(),
+                args: json!({"q": i}),
+                query: Some(chunk[j].clone()),
+                bytes: result.to_string().len() as u64,
+                result,
+                created_ms: now,
+                expires_ms: now + 86_400_000,
+                deps: Vec::new(),
+                vector: Some(id),
+            };
+            entry::write(&store, &e)?;
+        }
+    }
+    index.build_now(&scope)?;
+    store.flush()?;
+    Ok(texts.len())
 }

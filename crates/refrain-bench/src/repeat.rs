@@ -1,10 +1,13 @@
 //! `refrain-bench results-repeat`: a stored question asked again word for word must be served its
 //! own entry, however many near twins the store holds. The real binary over MCP: `entries`
 //! distinct utterances from intent sets (many differ by a word or two) are stored with their own
-//! answers, then `samples` of them are asked again exactly; each must hit with its own answer.
+//! answers and real embeddings (filled in process before the server starts), then `samples` of
+//! them are asked again exactly over MCP; each must hit with its own answer.
 
 use crate::mcp::Server;
+use crate::preload;
 use crate::sets::{self, Set};
+use refrain::project::Project;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
@@ -35,6 +38,7 @@ pub struct Args {
 }
 
 const TOOL: &str = "WebSearch";
+const NAMESPACE: &str = "repeat";
 
 fn rank(text: &str) -> String {
     hex::encode(Sha256::digest(format!("repeat:{text}").as_bytes()))
@@ -79,26 +83,21 @@ pub async fn run(args: &Args) -> anyhow::Result<()> {
         for sub in ["home", "project"] {
             std::fs::create_dir_all(dir.join(sub))?;
         }
+        // Filled in process (records, text rows and real embeddings, as `bench all` preloads):
+        // 20,000 puts one MCP call at a time take an hour on a loaded machine.
+        let started = Instant::now();
+        let project = Project::at(dir.join("project").canonicalize()?, &dir.join("home"));
+        preload::questions(&project, &args.models, NAMESPACE, TOOL, &texts[..n])?;
+        eprintln!("{n} entries stored in {:.0} s", started.elapsed().as_secs_f64());
         let server =
             Server::start(&args.binary, &dir.join("project"), &dir.join("home"), &args.models, &[], &dir.join("log"))
                 .await?;
-        let started = Instant::now();
-        for (i, t) in texts.iter().take(n).enumerate() {
-            server
-                .call(
-                    "response_cache_put",
-                    json!({"tool": TOOL, "namespace": "repeat", "args": {"q": i}, "query": t,
-                           "result": format!("answer {i}"), "read_only": true, "ttl_secs": 86400}),
-                )
-                .await?;
-        }
-        eprintln!("{n} entries stored in {:.0} s", started.elapsed().as_secs_f64());
         let step = (n / args.samples.max(1)).max(1);
         let (mut own, mut other, mut missed, mut ms) = (0, 0, 0, Vec::new());
         for i in (0..n).step_by(step).take(args.samples) {
             let t = Instant::now();
             let out = server
-                .call("response_cache_get", json!({"tool": TOOL, "namespace": "repeat", "query": texts[i]}))
+                .call("response_cache_get", json!({"tool": TOOL, "namespace": NAMESPACE, "query": texts[i]}))
                 .await?;
             ms.push(t.elapsed().as_secs_f64() * 1000.0);
             match (out["status"].as_str(), out["result"].as_str()) {

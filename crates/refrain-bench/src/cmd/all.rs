@@ -27,6 +27,12 @@ pub struct AllArgs {
     /// Scratch directory (default: a fresh temp dir, removed afterwards).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Keep each size's store under the scratch directory (needs --dir).
+    #[arg(long, requires = "dir")]
+    keep: bool,
+    /// Create the stores without compression, as refrain did before (to compare sizes on disk).
+    #[arg(long)]
+    plain_store: bool,
 }
 
 /// Runs the table and prints it.
@@ -45,7 +51,8 @@ pub fn run(global: &GlobalArgs, args: AllArgs) -> anyhow::Result<ExitCode> {
     let (before, after) = super::prompt::requests(150_000)?;
     let tokens = refrain::prompt::Request::parse(&before, None)?.tokens();
     let prompt = PromptInputs { before, after, tokens, transcript: super::prompt::transcript(10_000_000) };
-    let opts = Opts { sizes, samples: args.samples, models, clients: args.clients };
+    let opts =
+        Opts { sizes, samples: args.samples, models, clients: args.clients, keep: args.keep, plain: args.plain_store };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let report = runtime.block_on(crate::all::run(&scratch, &opts, &prompt));
     if args.dir.is_none() {

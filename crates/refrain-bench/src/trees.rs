@@ -1,0 +1,67 @@
+//! Where a store's bytes go: records and key + value bytes per sled tree, against the size sled
+//! reports on disk (the difference is sled's own overhead: page headers, the log's free space,
+//! snapshots).
+
+use refrain::store::{Store, TreeName, trees};
+use std::path::Path;
+
+/// Every tree refrain writes.
+const ALL: [TreeName; 16] = [
+    trees::META,
+    trees::STATS,
+    trees::VECTORS,
+    trees::PLANS,
+    trees::PLAN_BUCKETS,
+    trees::PLAN_HEADS,
+    trees::PLAN_TEXTS,
+    trees::CANON,
+    trees::RESPONSES,
+    trees::RESPONSE_LRU,
+    trees::RESPONSE_DEPS,
+    trees::RESPONSE_USE,
+    trees::RESPONSE_TEXTS,
+    trees::RESPONSE_FEEDBACK,
+    trees::VERIFY_LLM,
+    trees::EVENTS,
+];
+
+/// One tree's share.
+#[derive(Debug, Clone)]
+pub struct Share {
+    /// Tree name.
+    pub tree: &'static str,
+    /// Records.
+    pub records: usize,
+    /// Key plus value bytes.
+    pub bytes: u64,
+}
+
+/// Opens the store in `dir` (waiting up to 30 s for a server that just exited to let go of it)
+/// and sums every tree; returns the shares, biggest first, and sled's size on disk.
+pub fn shares(dir: &Path) -> anyhow::Result<(Vec<Share>, u64)> {
+    let mut store = None;
+    for _ in 0..600 {
+        match Store::open(dir) {
+            Ok(s) => {
+                store = Some(s);
+                break;
+            }
+            Err(refrain::store::Error::Locked { .. }) => std::thread::sleep(std::time::Duration::from_millis(50)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let store = store.ok_or_else(|| anyhow::anyhow!("store still locked 30 s after its server exited"))?;
+    let mut out = Vec::new();
+    for t in &ALL {
+        let (mut records, mut bytes) = (0usize, 0u64);
+        store.for_each_bytes(*t, |k, v| {
+            records += 1;
+            bytes += (k.len() + v.len()) as u64;
+        })?;
+        if records > 0 {
+            out.push(Share { tree: t.0, records, bytes });
+        }
+    }
+    out.sort_by_key(|s| std::cmp::Reverse(s.bytes));
+    Ok((out, store.size_on_disk()))
+}
