@@ -40,3 +40,25 @@ pub const EVENTS: TreeName = TreeName("events");
 pub const TEAM_QUEUE: TreeName = TreeName("team_queue");
 /// Plan id -> whether the team library has it (or a publish of it is queued).
 pub const TEAM_KNOWN: TreeName = TreeName("team_known");
+
+/// Every tree refrain writes (what a scan of the whole store must cover).
+pub const ALL: [TreeName; 18] = [
+    META,
+    STATS,
+    VECTORS,
+    PLANS,
+    PLAN_BUCKETS,
+    PLAN_HEADS,
+    PLAN_TEXTS,
+    CANON,
+    RESPONSES,
+    RESPONSE_LRU,
+    RESPONSE_DEPS,
+    RESPONSE_USE,
+    RESPONSE_TEXTS,
+    RESPONSE_FEEDBACK,
+    VERIFY_LLM,
+    EVENTS,
+    TEAM_QUEUE,
+    TEAM_KNOWN,
+];

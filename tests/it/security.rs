@@ -112,24 +112,7 @@ fn stored_records(db: &Path) -> Vec<u8> {
         })
         .expect("the store is still locked 10 s after the server exited");
     let mut out = Vec::new();
-    for t in [
-        trees::META,
-        trees::STATS,
-        trees::VECTORS,
-        trees::PLANS,
-        trees::PLAN_BUCKETS,
-        trees::PLAN_HEADS,
-        trees::PLAN_TEXTS,
-        trees::CANON,
-        trees::RESPONSES,
-        trees::RESPONSE_LRU,
-        trees::RESPONSE_DEPS,
-        trees::RESPONSE_USE,
-        trees::RESPONSE_TEXTS,
-        trees::RESPONSE_FEEDBACK,
-        trees::VERIFY_LLM,
-        trees::EVENTS,
-    ] {
+    for t in trees::ALL {
         store
             .for_each_bytes(t, |k, v| {
                 out.extend_from_slice(k);

@@ -2,28 +2,8 @@
 //! reports on disk (the difference is sled's own overhead: page headers, the log's free space,
 //! snapshots).
 
-use refrain::store::{Store, TreeName, trees};
+use refrain::store::{Store, trees};
 use std::path::Path;
-
-/// Every tree refrain writes.
-const ALL: [TreeName; 16] = [
-    trees::META,
-    trees::STATS,
-    trees::VECTORS,
-    trees::PLANS,
-    trees::PLAN_BUCKETS,
-    trees::PLAN_HEADS,
-    trees::PLAN_TEXTS,
-    trees::CANON,
-    trees::RESPONSES,
-    trees::RESPONSE_LRU,
-    trees::RESPONSE_DEPS,
-    trees::RESPONSE_USE,
-    trees::RESPONSE_TEXTS,
-    trees::RESPONSE_FEEDBACK,
-    trees::VERIFY_LLM,
-    trees::EVENTS,
-];
 
 /// One tree's share.
 #[derive(Debug, Clone)]
@@ -52,7 +32,7 @@ pub fn shares(dir: &Path) -> anyhow::Result<(Vec<Share>, u64)> {
     }
     let store = store.ok_or_else(|| anyhow::anyhow!("store still locked 30 s after its server exited"))?;
     let mut out = Vec::new();
-    for t in &ALL {
+    for t in &trees::ALL {
         let (mut records, mut bytes) = (0usize, 0u64);
         store.for_each_bytes(*t, |k, v| {
             records += 1;
