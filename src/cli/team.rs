@@ -124,13 +124,21 @@ async fn embed(config: &Config, query: &str) -> Result<(String, Vec<f32>), Strin
     }
     let handle = crate::embed::EmbedHandle::spawn(Some(files), config.model.threads, config.model.max_length);
     let model = handle.ready().await.map_err(|e| e.to_string())?;
-    let masked = crate::plan::mask::mask_known(query, &[]).text;
+    // As a lookup sees the task: secrets redacted, values masked (only the vector leaves).
+    let (clean, _) = crate::results::redactor().redact_str(query);
+    let masked = crate::plan::mask::mask(&clean).text;
     let v = handle.embed_one(&masked).await.map_err(|e| e.to_string())?;
     Ok((model.name().to_string(), v))
 }
 
 /// The database's search, or why it cannot search (then the caller searches locally).
-async fn on_server(team: &TeamConfig, project: &str, model: &str, v: &[f32], limit: usize) -> Result<Vec<vectors::Found>, String> {
+async fn on_server(
+    team: &TeamConfig,
+    project: &str,
+    model: &str,
+    v: &[f32],
+    limit: usize,
+) -> Result<Vec<vectors::Found>, String> {
     let db = Db::new(team).map_err(|e| e.to_string())?;
     db.migrate().await.map_err(|e| e.to_string())?;
     let client = db.client().await.map_err(|e| e.to_string())?;
@@ -148,8 +156,7 @@ async fn search(project: Project, config: Config, query: &str, limit: usize) -> 
     if config.team.url.is_none() {
         anyhow::bail!("{}", Error::NotConfigured);
     }
-    let name =
-        remote::project_of(&project.root).ok_or_else(|| Error::NoRemote(project.root.display().to_string()))?;
+    let name = remote::project_of(&project.root).ok_or_else(|| Error::NoRemote(project.root.display().to_string()))?;
     let why = match embed(&config, query).await {
         Ok((model, v)) => match on_server(&config.team, &name, &model, &v, limit).await {
             Ok(found) => {
@@ -177,7 +184,12 @@ async fn search(project: Project, config: Config, query: &str, limit: usize) -> 
     writeln!(out, "{} plan(s) of {name}, searched on this machine:", cands.len())?;
     for c in cands {
         let score = c["cosine"].as_f64().map(|c| format!("{c:.3}")).unwrap_or_else(|| "  -  ".into());
-        writeln!(out, "{score}  {}  {}", c["plan_id"].as_str().unwrap_or_default(), c["task"].as_str().unwrap_or_default())?;
+        writeln!(
+            out,
+            "{score}  {}  {}",
+            c["plan_id"].as_str().unwrap_or_default(),
+            c["task"].as_str().unwrap_or_default()
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -116,7 +116,9 @@ pub fn member(dir: &std::path::Path) -> String {
     match made {
         Ok(()) => id,
         // Another process made it first (or the directory is read-only): use what is there.
-        Err(_) => std::fs::read_to_string(&file).map(|s| s.trim().to_string()).ok().filter(|s| !s.is_empty()).unwrap_or(id),
+        Err(_) => {
+            std::fs::read_to_string(&file).map(|s| s.trim().to_string()).ok().filter(|s| !s.is_empty()).unwrap_or(id)
+        }
     }
 }
 
@@ -138,7 +140,9 @@ pub fn start(app: &App) {
             tracing::error!(error = %e, "team library off");
             set_problem(
                 &app.store,
-                Some(format!("team library off: {e} (fix it in your own refrain.toml; `refrain team status` checks it)")),
+                Some(format!(
+                    "team library off: {e} (fix it in your own refrain.toml; `refrain team status` checks it)"
+                )),
             );
             return;
         }

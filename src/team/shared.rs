@@ -45,24 +45,25 @@ async fn begin(tx: &deadpool_postgres::Transaction<'_>, project: &str, op: &str)
     Ok(Some(row.get(0)))
 }
 
-/// How a publish treats a plan the team has already.
+/// Whose counts a publish carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Merge {
-    /// Add this member's own counts to the team's, once per member (the sync's publish of a plan
-    /// this member counted before it was shared).
+    /// This member's own counts: on the new row, or added to the team's row once per member (the
+    /// sync's publish of a plan this member counted before it was shared).
     Counts,
-    /// Leave the team's row alone (`refrain plans publish`, which cannot tell the member's own
-    /// counts from the team's it synced; the sync adds them).
+    /// None: the plan with no counts, and a row the team has left alone (`refrain plans publish`,
+    /// which cannot tell the member's own counts from the team's it synced; the member's sync
+    /// adds its own when it reads the row back).
     Nothing,
 }
 
 /// Publishes a plan (already scrubbed) for `member`; true when this made the row, false when the
 /// team had it already or `op` was applied before.
 ///
-/// With `Merge::Counts`, a plan the team has already gets this member's own counts added, once
-/// per member (the member's row in `refrain_publishers`): the successes and failures it counted
-/// before sharing are added to everyone's, never lost and never counted twice, and the row's
-/// revision moves so the member reads the team's counters back.
+/// With `Merge::Counts`, the member's own counts go with the plan, once per member (the member's
+/// row in `refrain_publishers`): a plan the team has already gets them added, so the successes and
+/// failures it counted before sharing are added to everyone's, never lost and never counted twice,
+/// and the row's revision moves so the member reads the team's counters back.
 pub async fn publish(
     client: &mut deadpool_postgres::Object,
     project: &str,
@@ -82,14 +83,15 @@ pub async fn publish(
         tx.commit().await.map_err(sql)?;
         return Ok(false);
     }
-    let first = tx
-        .execute(
-            "INSERT INTO refrain_publishers (project, id, member) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-            &[&project, &p.id, &member],
-        )
-        .await
-        .map_err(sql)?
-        == 1;
+    let first = merge == Merge::Counts
+        && tx
+            .execute(
+                "INSERT INTO refrain_publishers (project, id, member) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                &[&project, &p.id, &member],
+            )
+            .await
+            .map_err(sql)?
+            == 1;
     let mut bare = p.clone();
     bare.counters = Default::default();
     bare.quarantined = None;
@@ -97,8 +99,7 @@ pub async fn publish(
     let plan = serde_json::to_string(&bare).map_err(|e| Error::Sql(e.to_string()))?;
     let template = serde_json::to_string(&p.template).map_err(|e| Error::Sql(e.to_string()))?;
     let extractor = p.versions.extractor.map(|v| v as i32);
-    let (successes, failures) =
-        if first { (p.counters.successes as i64, p.counters.failures as i64) } else { (0, 0) };
+    let (successes, failures) = if first { (p.counters.successes as i64, p.counters.failures as i64) } else { (0, 0) };
     let row = tx
         .query_one(
             "INSERT INTO refrain_plans (project, id, bucket, action, kind, plan_version, normaliser, extractor, \

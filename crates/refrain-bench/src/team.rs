@@ -123,8 +123,15 @@ pub async fn run(args: &Args) -> anyhow::Result<()> {
         let t0 = Instant::now();
         let mut client = db.client().await?;
         for i in 0..n {
-            shared::publish(&mut client, &project, &format!("{run_id}-{n}-{i}"), "bench", &plan(i), shared::Merge::Nothing)
-                .await?;
+            shared::publish(
+                &mut client,
+                &project,
+                &format!("{run_id}-{n}-{i}"),
+                "bench",
+                &plan(i),
+                shared::Merge::Nothing,
+            )
+            .await?;
         }
         let fill = t0.elapsed();
         drop(client);
