@@ -100,7 +100,9 @@ pub struct Found {
     pub quarantined: Option<String>,
 }
 
-/// The project's plans nearest to `query` (an embedding by `model`), nearest first.
+/// The project's plans nearest to `query` (an embedding by `model`), nearest first. The HNSW
+/// index is walked wider than pgvector's default (`hnsw.ef_search`), since rows of other projects
+/// and models are filtered out after it.
 pub async fn search(
     client: &impl GenericClient,
     project: &str,
@@ -108,6 +110,7 @@ pub async fn search(
     query: &[f32],
     limit: i64,
 ) -> Result<Vec<Found>, Error> {
+    client.batch_execute("SET hnsw.ef_search = 400").await.map_err(sql)?;
     let rows = client
         .query(
             "SELECT p.id, p.task, 1 - (v.embedding <=> $3::text::vector), p.successes, p.failures, p.quarantined \
