@@ -51,8 +51,11 @@ pub fn get(store: &Store, id: &str) -> Result<Option<Record>, Error> {
     Ok(rec)
 }
 
-/// Writes a plan, its head in its bucket row, its exact-text entries (buffered).
+/// Writes a plan, its head in its bucket row, its exact-text entries (buffered). The record
+/// replaces the stored one with the counters it carries: hits held in memory for it (which `get`
+/// had added) are dropped, so they are not counted twice.
 pub fn put(store: &Store, rec: &Record) -> Result<(), Error> {
+    hits::forget(store, &rec.plan.id);
     store.put(trees::PLANS, rec.plan.id.as_bytes(), rec)?;
     heads::write(store, &Head::of(&rec.plan, rec.vector))?;
     for h in text_hashes(&rec.plan.provenance.task) {

@@ -234,6 +234,9 @@ async fn hits_are_counted_in_memory_written_by_the_next_flush_and_survive_a_rest
         assert!(read.last_hit_at.is_some());
         let hit = lookup(&app, "add a `--quiet` flag to src/cli.rs").await.hit.unwrap();
         assert_eq!(hit.counters.hits, 3, "a hit reports the hits before it");
+        // A plan read and written back (a re-store, a team sync) keeps its hits once.
+        library::put(&app.store, &library::get(&app.store, &id).unwrap().unwrap()).unwrap();
+        assert_eq!(library::get(&app.store, &id).unwrap().unwrap().plan.counters.hits, 4);
         app.store.flush().unwrap();
         assert_eq!(written(&app.store, &id).counters.hits, 4, "a flush writes them");
         assert!(lookup(&app, "add a `--quiet` flag to src/cli.rs").await.hit.is_some());
