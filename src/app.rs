@@ -93,7 +93,9 @@ impl App {
 }
 
 async fn open_index(store: Store, dir: std::path::PathBuf) -> Result<VectorIndex, crate::index::Error> {
-    tokio::task::spawn_blocking(move || VectorIndex::open(&store, Some(&dir))).await.unwrap_or_else(|e| {
+    // Often first asked for inside a tool call: on the `threads` pool, so no thread started for it
+    // inherits a slow call's lowered priority.
+    crate::threads::run(move || VectorIndex::open(&store, Some(&dir)), None).await.unwrap_or_else(|e| {
         Err(crate::index::Error::Store(crate::store::Error::Codec { tree: "vectors", message: e.to_string() }))
     })
 }

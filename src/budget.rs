@@ -10,7 +10,8 @@
 //! Outside a scope (unit tests, fuzzing, the CLI) each `take` is checked alone against
 //! `DEFAULT_BYTES`, so no single piece can be unbounded either. `take` never allocates and never
 //! panics; work a call hands to another blocking thread goes through `spawn_blocking` here, which
-//! carries the budget along.
+//! carries the budget along, and gives way to other calls as the call itself does once the call
+//! has run past `threads::SLOW_AFTER`.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -65,6 +66,7 @@ impl Default for Limits {
 #[derive(Clone, Copy)]
 struct Budget {
     left: u64,
+    started: Instant,
     deadline: Instant,
     exceeded: Option<Exceeded>,
 }
@@ -82,8 +84,9 @@ pub struct Scope {
 impl Scope {
     /// Starts a request's budget on this thread.
     pub fn enter(limits: Limits) -> Scope {
-        let deadline = Instant::now().checked_add(limits.timeout).unwrap_or_else(far_future);
-        let budget = Budget { left: limits.memory_bytes, deadline, exceeded: None };
+        let started = Instant::now();
+        let deadline = started.checked_add(limits.timeout).unwrap_or_else(far_future);
+        let budget = Budget { left: limits.memory_bytes, started, deadline, exceeded: None };
         Scope { previous: BUDGET.with(|b| b.replace(Some(budget))) }
     }
 }
@@ -119,24 +122,26 @@ pub fn take(bytes: usize, what: &'static str) -> bool {
     })
 }
 
-/// Runs blocking `f` on tokio's blocking pool under the calling thread's budget, and carries what
-/// it spent back. A tool call already runs on its own blocking thread with its budget in a
-/// thread-local; work it hands to another thread (an HNSW search, an embedding) would otherwise
-/// run with no budget at all, and its store writes would not know the request is over a limit.
-/// Called outside a request, `f` runs with no budget, as before.
-pub async fn spawn_blocking<F, R>(f: F) -> Result<R, tokio::task::JoinError>
+/// Runs blocking `f` on a pool thread (`threads::run`) under the calling thread's budget, and
+/// carries what it spent back. A tool call already runs on its own pool thread with its budget in
+/// a thread-local; work it hands to another thread (an HNSW search, an embedding, a rerank) would
+/// otherwise run with no budget at all, its store writes would not know the request is over a
+/// limit, and it would keep full CPU priority after the call itself gave way as slow. Called
+/// outside a request, `f` runs with no budget and never gives way, as before.
+pub async fn spawn_blocking<F, R>(f: F) -> Result<R, crate::threads::Error>
 where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
     let carried = BUDGET.with(Cell::get);
-    let (out, after) = tokio::task::spawn_blocking(move || {
+    let slow_at = carried.and_then(|b| b.started.checked_add(crate::threads::SLOW_AFTER));
+    let work = move || {
         // Restored when dropped, also on a panic: a pool thread never keeps another call's budget.
         let _scope = Scope { previous: BUDGET.with(|b| b.replace(carried)) };
         let out = f();
         (out, BUDGET.with(Cell::get))
-    })
-    .await?;
+    };
+    let (out, after) = crate::threads::run(work, slow_at).await?;
     if carried.is_some() {
         BUDGET.with(|b| b.set(after));
     }
@@ -193,6 +198,8 @@ mod tests {
         let fresh = spawn_blocking(exceeded).await.unwrap();
         assert_eq!(fresh, Some(Exceeded::Memory("HNSW search")));
         let _ = tokio::task::spawn_blocking(|| assert_eq!(exceeded(), None)).await;
+        let after_the_call = crate::threads::run(exceeded, None).await.unwrap();
+        assert_eq!(after_the_call, None, "the pool thread kept no budget");
     }
 
     #[test]

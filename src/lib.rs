@@ -30,6 +30,7 @@ pub mod server;
 pub mod stats;
 pub mod store;
 pub mod team;
+pub mod threads;
 pub mod tools;
 pub mod transcript;
 pub mod verify;

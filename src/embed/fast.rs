@@ -8,6 +8,9 @@ use fastembed::{InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+/// Texts embedded per model run (and per hold of the model's lock).
+const BATCH: usize = 32;
+
 /// The model name reported in stats.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2-int8";
 
@@ -91,8 +94,14 @@ pub fn init_runtime(path: &Path) -> Result<ort::environment::Environment, Error>
 
 impl Embedder for FastEmbedder {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Error> {
-        let mut model = self.model.lock().map_err(|_| Error::Failed("model lock poisoned".into()))?;
-        let mut out = model.embed(texts, Some(32)).map_err(|e| Error::Failed(e.to_string()))?;
+        let mut out = Vec::with_capacity(texts.len());
+        // The lock is taken per batch, not for the whole list: a call embedding many texts (and
+        // running at low priority once it is slow) keeps another call's one text waiting for
+        // one batch at most.
+        for batch in texts.chunks(BATCH) {
+            let mut model = self.model.lock().map_err(|_| Error::Failed("model lock poisoned".into()))?;
+            out.extend(model.embed(batch, Some(BATCH)).map_err(|e| Error::Failed(e.to_string()))?);
+        }
         out.iter_mut().for_each(|v| normalise(v));
         Ok(out)
     }

@@ -75,7 +75,7 @@ impl EmbedHandle {
             ));
         };
         let (tx, rx) = watch::channel(ModelState::Loading);
-        tokio::task::spawn_blocking(move || {
+        crate::threads::spawn_blocking_detached(move || {
             let started = Instant::now();
             let state = match FastEmbedder::load(&files, threads, max_length) {
                 Ok(model) => {

@@ -1,6 +1,8 @@
 //! Building a scope's graph: snapshot the live codes under a short write lock, build with hnsw_rs
 //! on every core with no lock held, swap the frozen graph in under a short write lock, then save
 //! it (again with no lock held). One build runs at a time; a scope has at most one in flight.
+//! The build's threads run at the lowest CPU priority: it takes every core for seconds, and the
+//! calls served meanwhile must not wait behind it.
 
 use super::graph::{EF_CONSTRUCTION, Graph};
 use super::{Inner, Slot, lock, persist, quant};
@@ -21,7 +23,11 @@ fn build_and_save(inner: &Inner, slot: &Slot) -> Option<usize> {
     let snap = slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut()?.snapshot();
     let (n, dim) = (snap.ids.len(), snap.dim);
     let started = Instant::now();
-    let built = catch_unwind(AssertUnwindSafe(|| Graph::build(&snap.codes, quant::stride(dim), n, EF_CONSTRUCTION)));
+    let build = || Graph::build(&snap.codes, quant::stride(dim), n, EF_CONSTRUCTION);
+    let built = catch_unwind(AssertUnwindSafe(|| match low_priority_pool() {
+        Some(pool) => pool.install(build),
+        None => build(),
+    }));
     let mut guard = slot.points.write().unwrap_or_else(|p| p.into_inner());
     let Ok(graph) = built else {
         tracing::error!(scope = %slot.name, "index build failed; the scope stays searched exactly");
@@ -43,4 +49,17 @@ fn build_and_save(inner: &Inner, slot: &Slot) -> Option<usize> {
         }
     }
     Some(n)
+}
+
+/// A rayon pool for one build, its threads at the lowest CPU priority (they serve nothing else
+/// and end with the pool). None if it cannot start: the build then runs on rayon's global pool.
+fn low_priority_pool() -> Option<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("refrain-index-build-{i}"))
+        .start_handler(|_| {
+            crate::threads::lower_this_thread();
+        })
+        .build()
+        .map_err(|e| tracing::debug!(error = %e, "index build pool not started; building on the shared pool"))
+        .ok()
 }

@@ -164,7 +164,7 @@ async fn gather(
         Ok(v) => {
             let index = app.index().await?;
             let (q, k) = (v.clone(), cfg.neighbours);
-            let hits = tokio::task::spawn_blocking(move || index.search(SCOPE, &q, k, 0.0))
+            let hits = crate::budget::spawn_blocking(move || index.search(SCOPE, &q, k, 0.0))
                 .await
                 .map_err(|e| Error::Invalid(format!("index search failed: {e}")))?
                 .map_err(|e| Error::Invalid(format!("index search failed: {e}")))?;

@@ -150,10 +150,11 @@ impl Store {
     }
 
     /// Makes every write made before the call durable, sharing the flush with concurrent
-    /// callers (group commit), without blocking the async runtime. The flush itself runs on the
-    /// blocking pool, not as sled's own `flush_async`: concurrent `flush_async` calls can
-    /// deadlock in sled 0.34 (spacejam/sled#1308, seen here as every request stalling with 16
-    /// busy clients).
+    /// callers (group commit), without blocking the async runtime. The flush itself runs on a
+    /// `threads` pool thread at normal priority, never one lowered for a slow call (tokio's
+    /// blocking pool could start it from such a thread, and it would inherit the priority), and
+    /// not as sled's own `flush_async`: concurrent `flush_async` calls can deadlock in sled 0.34
+    /// (spacejam/sled#1308, seen here as every request stalling with 16 busy clients).
     pub async fn flush_async(&self) -> Result<()> {
         let c = &self.commit;
         // The caller's writes are done: any flush that starts after this ticket covers them.
@@ -165,7 +166,7 @@ impl Store {
         let upto = c.asked.load(Ordering::SeqCst);
         self.write_counters()?;
         let db = self.db.clone();
-        match tokio::task::spawn_blocking(move || db.flush()).await {
+        match crate::threads::run(move || db.flush(), None).await {
             Ok(r) => {
                 r?;
                 c.covered.fetch_max(upto, Ordering::SeqCst);

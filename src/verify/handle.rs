@@ -58,11 +58,12 @@ struct Loader {
 }
 
 impl Loader {
-    /// Loads the model on the blocking pool and publishes the outcome.
+    /// Loads the model on the blocking pool at normal priority (it is often first asked for inside
+    /// a tool call) and publishes the outcome.
     fn start(self) {
         let Loader { files, threads, want, tx } = self;
         let _ = tx.send(State::Loading);
-        tokio::task::spawn_blocking(move || {
+        crate::threads::spawn_blocking_detached(move || {
             let started = Instant::now();
             let state = match CrossEncoder::load(&files.dir, &files.runtime, threads) {
                 Ok(m) => {
@@ -385,7 +386,8 @@ fn gate_of(kind: Kind, query: &str, c: &Candidate<'_>) -> Option<Gate> {
 }
 
 async fn score(model: Arc<CrossEncoder>, query: String, texts: Vec<(String, f32)>) -> Result<Vec<f32>, Error> {
-    tokio::task::spawn_blocking(move || {
+    // Under the calling request's budget, and giving way to other calls when it is a slow one.
+    crate::budget::spawn_blocking(move || {
         let refs: Vec<(&str, f32)> = texts.iter().map(|(t, c)| (t.as_str(), *c)).collect();
         model.score(&query, &refs)
     })

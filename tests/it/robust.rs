@@ -199,12 +199,9 @@ async fn requests_that_would_build_gigabytes_are_refused_and_memory_stays_bounde
     assert!(peak < baseline + (600 << 20), "peak RSS grew from {baseline} to {peak} bytes");
 }
 
-/// A long session is quadratic work for `explain_cache_break` (each turn's request is rebuilt):
-/// with a 1 s deadline it is stopped and answered naming the limit, and the same server serves
-/// the next request normally.
-#[tokio::test]
-async fn a_request_past_its_deadline_is_answered_and_the_next_is_served() {
-    let env = Env::without_model();
+/// A Claude Code session of 8000 turns in the project, the slowest legal input to
+/// `explain_cache_break` (each turn's request is rebuilt: quadratic work).
+fn long_session(env: &Env) -> std::path::PathBuf {
     let mut lines = String::new();
     for i in 0..8000 {
         lines.push_str(&format!(
@@ -214,7 +211,16 @@ async fn a_request_past_its_deadline_is_answered_and_the_next_is_served() {
             "{{\"type\":\"assistant\",\"isSidechain\":false,\"message\":{{\"id\":\"m{i}\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[{{\"type\":\"text\",\"text\":\"answer {i}\"}}]}}}}\n"
         ));
     }
-    let transcript = crate::support::write(&env.root(), "long-session.jsonl", &lines);
+    crate::support::write(&env.root(), "long-session.jsonl", &lines)
+}
+
+/// A long session is quadratic work for `explain_cache_break` (each turn's request is rebuilt):
+/// with a 1 s deadline it is stopped and answered naming the limit, and the same server serves
+/// the next request normally.
+#[tokio::test]
+async fn a_request_past_its_deadline_is_answered_and_the_next_is_served() {
+    let env = Env::without_model();
+    let transcript = long_session(&env);
     let mut cmd = env.cmd(&["serve"]);
     cmd.env("REFRAIN__SERVER__REQUEST_TIMEOUT_MS", "1000");
     let s = Server::spawn(cmd).await;
@@ -327,4 +333,79 @@ async fn a_compaction_over_the_budget_is_refused_and_the_next_is_served() {
     let small = s.ok("compact_preview", json!({"messages": conversation(5), "policy": policy})).await["plan"].clone();
     assert!(small["tokens_after"].as_u64() < small["tokens_before"].as_u64(), "{small}");
     assert_kept(&s).await;
+}
+
+/// A thread as /proc shows it: its id, nice value and CPU time used (in clock ticks).
+#[cfg(target_os = "linux")]
+#[derive(Debug, Clone, Copy)]
+struct ThreadStat {
+    tid: u32,
+    nice: i64,
+    ticks: u64,
+}
+
+/// The nice value of a process's main thread, and its request threads ("refrain-call").
+#[cfg(target_os = "linux")]
+fn call_threads(pid: u32) -> (i64, Vec<ThreadStat>) {
+    // After the ")" closing the thread name come fields 3 (state) onwards: utime and stime are
+    // fields 14 and 15, nice is field 19.
+    let parse = |stat: &str| -> Option<(String, i64, u64)> {
+        let (head, rest) = stat.rsplit_once(')')?;
+        let name = head.split_once('(')?.1.to_string();
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+        Some((name, f.get(16)?.parse().ok()?, ticks))
+    };
+    let main =
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| parse(&s)).expect("server stat").1;
+    let mut calls = Vec::new();
+    for t in std::fs::read_dir(format!("/proc/{pid}/task")).expect("server threads").flatten() {
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        if let (Some((name, nice, ticks)), Ok(tid)) = (parse(&stat), t.file_name().to_string_lossy().parse())
+            && name == "refrain-call"
+        {
+            calls.push(ThreadStat { tid, nice, ticks });
+        }
+    }
+    (main, calls)
+}
+
+/// A request that runs long gives way to the others: past 50 ms its thread drops to the lowest CPU
+/// priority while cheap requests go on being served, and once it has ended that thread is gone
+/// (a thread cannot raise its priority back, so it never serves another request).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_slow_request_gives_way_and_its_thread_serves_nothing_after() {
+    let env = Env::without_model();
+    let transcript = long_session(&env);
+    let s = Server::spawn(serve_cmd(&env, "5000")).await;
+    s.ok("response_cache_put", kept_put()).await;
+    let (normal, _) = call_threads(s.pid());
+    let slow = s.call("explain_cache_break", json!({"transcript": transcript}));
+    let watch = async {
+        let until = Instant::now() + Duration::from_secs(60);
+        loop {
+            assert_kept(&s).await;
+            let (_, calls) = call_threads(s.pid());
+            // The slow request's thread: lowered, and with far more CPU time than a cheap call uses.
+            if let Some(t) = calls.iter().find(|t| t.nice == 19 && t.ticks >= 10) {
+                return t.tid;
+            }
+            assert!(Instant::now() < until, "no request thread was lowered: {calls:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let (r, lowered) = tokio::join!(slow, watch);
+    let t = text(&r);
+    assert!(t.contains("server.request_timeout_ms"), "the slow request ran to its deadline: {t}");
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert_kept(&s).await;
+        let (_, calls) = call_threads(s.pid());
+        if calls.iter().all(|t| t.tid != lowered && t.nice == normal) {
+            break;
+        }
+        assert!(Instant::now() < until, "the lowered thread {lowered} is still serving: {calls:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
