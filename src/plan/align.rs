@@ -462,13 +462,16 @@ mod tests {
         assert_eq!(own_values(&h, "  find directories under /usr whose name matches *lib*, IGNORING CASE. "), want);
         assert_eq!(filled(&h, "Find directories under /usr whose name matches *lib*, ignoring case"), want.unwrap());
         assert_eq!(own_values(&h, "Find directories under /opt whose name matches *lib*, ignoring case"), None);
-        // A slot whose value the stored text never showed has nothing to be filled with.
+        // "matching build": the pattern is the value of a string slot.
         let h = head("Find only directories matching build", json!([{"name": "regex", "type": "string"}]));
-        let a = own(&h, &NewTask::new("Find only directories matching build"), &Map::new()).unwrap();
-        assert_eq!(a.missing, vec!["regex".to_string()]);
+        assert_eq!(own_values(&h, "Find only directories matching build"), Some(vec![Some("build".to_string())]));
+        // A slot whose value the stored text never showed has nothing to be filled with.
+        let h = head("Show what is listening on the usual port", json!([{"name": "port", "type": "number"}]));
+        let a = own(&h, &NewTask::new("Show what is listening on the usual port"), &Map::new()).unwrap();
+        assert_eq!(a.missing, vec!["port".to_string()]);
         // Values the caller passes still win.
-        let ctx: Map<String, Value> = [("regex".to_string(), json!("dist"))].into_iter().collect();
-        let a = own(&h, &NewTask::new("Find only directories matching build"), &ctx).unwrap();
-        assert_eq!(a.sources, vec![Some(Source::Context(json!("dist")))]);
+        let ctx: Map<String, Value> = [("port".to_string(), json!("3000"))].into_iter().collect();
+        let a = own(&h, &NewTask::new("Show what is listening on the usual port"), &ctx).unwrap();
+        assert_eq!(a.sources, vec![Some(Source::Context(json!("3000")))]);
     }
 }

@@ -68,7 +68,11 @@ pub fn typed_spans(text: &str) -> Vec<Span> {
 /// The pattern in a word that has glob or regex characters, without the sentence punctuation
 /// after it (`*lib*,` is `*lib*`; `case?` is no pattern; `$HOME` is a name, not a pattern).
 fn glob(word: &str) -> Option<&str> {
-    let v = word.trim_end_matches([',', ';', ':', '!', '.', '?']);
+    let mut v = word.trim_end_matches([',', ';', ':', '!', '.', '?']);
+    // An escaped dot ends the pattern (`[0-9]+\.`): it is no full stop.
+    if v.ends_with('\\') && word[v.len()..].starts_with('.') {
+        v = &word[..v.len() + 1];
+    }
     let inner_question = v.contains('?');
     let star = v.contains('*');
     let anchored = v.starts_with('^') || (v.len() > 1 && v.ends_with('$') && !v.starts_with('$'));
@@ -205,6 +209,7 @@ mod tests {
         "which folders below <path> match <string> in any case?"
     )]
     #[case("list files like test_*.py", "list files like <string>")]
+    #[case("split chapters.txt on [0-9]+\\. as the separator", "split <path> on <string> as the separator")]
     #[case("is it the regex crate?", "is it the <name> crate?")]
     #[case("echo $HOME and stop?", "echo <name> and stop?")]
     fn values_become_typed_placeholders(#[case] text: &str, #[case] want: &str) {
