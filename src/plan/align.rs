@@ -457,10 +457,11 @@ mod tests {
             "Find directories under /usr whose name matches *lib*, ignoring case",
             json!([{"name": "directory", "type": "path"}, {"name": "lib", "type": "string"}]),
         );
-        let want = Some(vec![Some("/usr".to_string()), Some("*lib*".to_string())]);
+        let values = vec![Some("/usr".to_string()), Some("*lib*".to_string())];
+        let want = Some(values.clone());
         assert_eq!(own_values(&h, "Find directories under /usr whose name matches *lib*, ignoring case"), want);
         assert_eq!(own_values(&h, "  find directories under /usr whose name matches *lib*, IGNORING CASE. "), want);
-        assert_eq!(filled(&h, "Find directories under /usr whose name matches *lib*, ignoring case"), want.unwrap());
+        assert_eq!(filled(&h, "Find directories under /usr whose name matches *lib*, ignoring case"), values);
         assert_eq!(own_values(&h, "Find directories under /opt whose name matches *lib*, ignoring case"), None);
         // "matching build": the pattern is the value of a string slot.
         let h = head("Find only directories matching build", json!([{"name": "regex", "type": "string"}]));

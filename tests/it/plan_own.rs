@@ -13,8 +13,11 @@ fn template(command: &str, slots: &[(&str, &str)]) -> Value {
            "slots": slots})
 }
 
+/// A stored task, its command template, its slots (name, type) and the command its own text gets.
+type Own = (&'static str, &'static str, &'static [(&'static str, &'static str)], &'static str);
+
 /// Stored tasks with globs and patterns, each with the command its own text must be served.
-const OWN: &[(&str, &str, &[(&str, &str)], &str)] = &[
+const OWN: &[Own] = &[
     (
         "Find directories under /usr whose name matches *lib*, ignoring case",
         "find {{params.directory}} -type d -iname '{{params.lib}}'",
