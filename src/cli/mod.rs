@@ -15,6 +15,7 @@ mod plans;
 mod report;
 mod runtime_env;
 mod serve;
+mod team;
 mod trust_cmd;
 
 use crate::config::{Config, Overrides, Sourced};
@@ -60,6 +61,9 @@ enum Command {
     Trust(trust_cmd::TrustArgs),
     /// The plan library: list, show, evict, export and import (JSON lines).
     Plans(plans::PlansArgs),
+    /// The team plan library: `status` (settings, database, search; what is wrong and how to fix
+    /// it) and `search` (the team's plans nearest a task).
+    Team(team::TeamArgs),
     /// Run `refrain-bench` (the benchmarks, a separate binary) against this binary.
     Bench(bench::BenchArgs),
     /// Explain why the prompt cache broke: two request files, or a transcript.
@@ -93,6 +97,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Config(args) => config_cmd::run(&cli.global, args),
         Command::Trust(args) => trust_cmd::run(&cli.global, args),
         Command::Plans(args) => plans::run(&cli.global, args),
+        Command::Team(args) => team::run(&cli.global, args),
         Command::Bench(args) => bench::run(&cli.global, args),
         Command::Explain(args) => explain::run(&cli.global, args),
         Command::Compact(args) => compact::run(&cli.global, args),

@@ -80,9 +80,9 @@ pub fn run(global: &GlobalArgs, args: PlansArgs) -> anyhow::Result<ExitCode> {
     super::init_logging(&sourced.config);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let code = runtime.block_on(async move {
-        let (team, root) = (sourced.config.team.clone(), project.root.clone());
+        let (team, checkout) = (sourced.config.team.clone(), project.clone());
         let link = Link::open(project, sourced.config).await?;
-        command(&link, args.command, &team, &root).await
+        command(&link, args.command, &team, &checkout).await
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     Ok(code)
@@ -92,13 +92,13 @@ async fn command(
     link: &Arc<Link>,
     cmd: PlansCommand,
     team: &crate::config::TeamConfig,
-    root: &std::path::Path,
+    checkout: &crate::project::Project,
 ) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match cmd {
         PlansCommand::Publish { ids, all } => {
             drop(out);
-            return publish(link, team, root, ids, all).await;
+            return publish(link, team, checkout, ids, all).await;
         }
         PlansCommand::List { bucket, limit } => {
             let v = call(link, "plan_list", json!({"bucket": bucket, "limit": limit})).await?;
@@ -187,7 +187,7 @@ async fn command(
 async fn publish(
     link: &Arc<Link>,
     team: &crate::config::TeamConfig,
-    root: &std::path::Path,
+    checkout: &crate::project::Project,
     ids: Vec<String>,
     all: bool,
 ) -> anyhow::Result<ExitCode> {
@@ -208,7 +208,7 @@ async fn publish(
         }
         plans.extend(found);
     }
-    let created = crate::team::publish_now(team, root, &plans).await?;
+    let created = crate::team::publish_now(team, checkout, &plans).await?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "published {} plan(s): {created} new to the team, {} it had", plans.len(), plans.len() - created)?;
     Ok(ExitCode::SUCCESS)

@@ -26,7 +26,7 @@ pub use removed::REMOVED;
 pub use results::ResultsConfig;
 pub use screen::Refused;
 pub use server::{HooksConfig, ServerConfig, StoreConfig};
-pub use sources::{ProjectFile, Source, Sourced, project_files, read_table, user_file};
+pub use sources::{ProjectFile, Source, Sourced, hide_password, project_files, read_table, user_file};
 pub use team::TeamConfig;
 
 use rmcp::schemars::{self, JsonSchema};

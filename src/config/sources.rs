@@ -265,7 +265,7 @@ fn report<'a>(figment: &Figment, layers: impl Iterator<Item = &'a Layer>) -> BTr
 }
 
 /// A URL with its password (`user:password@`) replaced, for reports.
-fn hide_password(url: &str) -> String {
+pub fn hide_password(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => match url[s + 3..at].split_once(':') {
             Some((user, _)) => format!("{}{user}:<redacted>{}", &url[..s + 3], &url[at..]),

@@ -255,6 +255,21 @@ pub fn feedback(
     Ok(rec.plan)
 }
 
+/// What the team library knows of a local plan (kept in the store's `team_known` tree by the
+/// team sync; read here so that storing a plan again keeps the team's quarantine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TeamKnown {
+    /// A publish is queued.
+    Queued,
+    /// The team library has it.
+    Shared,
+}
+
+/// True when the team library has this plan (its quarantine is the team's, not this member's).
+pub fn team_shared(store: &Store, id: &str) -> Result<bool, Error> {
+    Ok(store.get::<TeamKnown>(trees::TEAM_KNOWN, id.as_bytes())? == Some(TeamKnown::Shared))
+}
+
 /// Atomically changes a stored plan (counters, quarantine); concurrent changes are all kept.
 /// Returns the plan as written, or None when there is no such plan.
 pub fn update(store: &Store, id: &str, mut change: impl FnMut(&mut Record)) -> Result<Option<Record>, Error> {

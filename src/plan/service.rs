@@ -32,6 +32,10 @@ pub struct Stored {
     pub created: bool,
     /// True when storing it again released it from quarantine.
     pub released: bool,
+    /// Why it is still quarantined: a plan the team library holds is quarantined for every member,
+    /// and storing it again does not release it (`plan_feedback` with `release` does).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quarantined: Option<String>,
     /// The template's slots.
     pub slots: Vec<String>,
     /// The extractor's confidence (traces only).
@@ -84,7 +88,12 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
         stats::bump(&app.store, "plans", "redactions", None, u64::from(redactions))?;
     }
     if let Some(mut rec) = library::get(&app.store, &id)? {
-        let released = rec.plan.quarantined.take().is_some();
+        // The team's quarantine is everyone's: only an explicit release lifts it.
+        let held = match &rec.plan.quarantined {
+            Some(q) if library::team_shared(&app.store, &id)? => Some(q.clone()),
+            _ => None,
+        };
+        let released = held.is_none() && rec.plan.quarantined.take().is_some();
         if released {
             rec.plan.counters.failure_streak = 0;
             rec.plan.counters.bias = 0.0;
@@ -100,6 +109,7 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
             masked,
             created: false,
             released,
+            quarantined: held,
             slots,
             confidence,
             embedded,
@@ -134,6 +144,7 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
         masked,
         created: true,
         released: false,
+        quarantined: None,
         slots,
         confidence,
         embedded: vector.is_some(),

@@ -1,7 +1,9 @@
 //! Team plans into the local store and index, where lookups read them: a plan new to this
 //! member is checked (its id must be its content's, its template valid, no secret in it), its
-//! masked task embedded (in batches) and stored like a plan of its own; a plan it has gets the
-//! team's counters and quarantine. Local hits and the feedback bias stay local.
+//! masked task embedded (in batches) and stored like a plan of its own; a plan it has from the
+//! team gets the team's counters and quarantine, and one it stored itself before sharing keeps
+//! its own until its publish has added them to the team's. Local hits and the feedback bias stay
+//! local.
 
 use super::Error;
 use super::queue::{self, Known};
@@ -21,6 +23,9 @@ pub struct Applied {
     pub updated: usize,
     /// Plans refused (wrong id, invalid template, a secret in it).
     pub refused: usize,
+    /// Plans this member had stored itself before the team's copy arrived: their publish (which
+    /// adds this member's counts to the team's) was queued.
+    pub queued: usize,
 }
 
 /// Texts embedded per model call.
@@ -60,6 +65,19 @@ pub async fn apply(app: &App, page: Vec<SharedPlan>) -> Result<Applied, Error> {
     let mut new = Vec::new();
     for SharedPlan { plan, rev } in page {
         let existing = library::get(&app.store, &plan.id)?;
+        if let Some(rec) = &existing
+            && queue::known(&app.store, &rec.plan.id)? != Some(Known::Shared)
+        {
+            // This member stored the same plan itself before the team's copy arrived: its own
+            // counts stay until its publish adds them to the team's (queued here when it was not
+            // yet), and then come back as the team's.
+            if queue::known(&app.store, &rec.plan.id)?.is_none() {
+                queue::set_known(&app.store, &rec.plan.id, Known::Queued)?;
+                queue::push(&app.store, queue::Change::Publish { id: rec.plan.id.clone() })?;
+                out.queued += 1;
+            }
+            continue;
+        }
         if let Some(mut rec) = existing {
             let c = &mut rec.plan.counters;
             let changed = (c.successes, c.failures, c.failure_streak)

@@ -13,6 +13,7 @@ pub mod queue;
 pub mod remote;
 pub mod shared;
 pub mod sync;
+pub mod vectors;
 
 use crate::app::App;
 use crate::plan::library::{self, Outcome};
@@ -75,6 +76,52 @@ fn wake_of(store: &Store) -> Option<Arc<Notify>> {
     running().lock().ok()?.get(store.path()).cloned()
 }
 
+/// What is wrong with each project's team library, by store directory.
+fn problems() -> &'static Mutex<HashMap<PathBuf, String>> {
+    static PROBLEMS: OnceLock<Mutex<HashMap<PathBuf, String>>> = OnceLock::new();
+    PROBLEMS.get_or_init(Default::default)
+}
+
+/// Notes (or with None clears) what keeps this store's plans from the team.
+fn set_problem(store: &Store, problem: Option<String>) {
+    if let Ok(mut map) = problems().lock() {
+        match problem {
+            Some(p) => map.insert(store.path().to_path_buf(), p),
+            None => map.remove(store.path()),
+        };
+    }
+}
+
+/// What keeps this project's plans from the team library right now, in words a user can act on
+/// (a broken `team.*` setting, a checkout without a git remote, a database out of reach), or None
+/// when nothing does or no team library is configured. Tool answers carry it.
+pub fn problem(store: &Store) -> Option<String> {
+    problems().lock().ok()?.get(store.path()).cloned()
+}
+
+/// This member's name in the team library for one project: a random id kept in the project's
+/// data directory (made on first use), never a path.
+pub fn member(dir: &std::path::Path) -> String {
+    let file = dir.join("team-member");
+    if let Ok(id) = std::fs::read_to_string(&file)
+        && !id.trim().is_empty()
+    {
+        return id.trim().to_string();
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    let made = std::fs::OpenOptions::new().write(true).create_new(true).open(&file).and_then(|mut f| {
+        use std::io::Write;
+        f.write_all(id.as_bytes())
+    });
+    match made {
+        Ok(()) => id,
+        // Another process made it first (or the directory is read-only): use what is there.
+        Err(_) => {
+            std::fs::read_to_string(&file).map(|s| s.trim().to_string()).ok().filter(|s| !s.is_empty()).unwrap_or(id)
+        }
+    }
+}
+
 /// Starts the team sync of the project `app` serves, when the user configured a team library and
 /// the project has a git remote; otherwise does nothing (and says why in the log).
 pub fn start(app: &App) {
@@ -82,13 +129,21 @@ pub fn start(app: &App) {
         return;
     }
     let Some(project) = remote::project_of(&app.project.root) else {
-        tracing::info!(root = %app.project.root.display(), "team library off for this project: it has no git remote");
+        let e = Error::NoRemote(app.project.root.display().to_string());
+        tracing::info!(error = %e, "team library off for this project");
+        set_problem(&app.store, Some(format!("team library off: {e}")));
         return;
     };
     let db = match db::Db::new(&app.config.team) {
         Ok(db) => db,
         Err(e) => {
             tracing::error!(error = %e, "team library off");
+            set_problem(
+                &app.store,
+                Some(format!(
+                    "team library off: {e} (fix it in your own refrain.toml; `refrain team status` checks it)"
+                )),
+            );
             return;
         }
     };
@@ -97,7 +152,8 @@ pub fn start(app: &App) {
         map.insert(app.store.path().to_path_buf(), wake.clone());
     }
     tracing::info!(project = %project, db = %db.label, "team library sync started");
-    tokio::spawn(sync::Sync { app: app.clone(), db, project, wake }.run());
+    let member = member(&app.project.dir);
+    tokio::spawn(sync::Sync { app: app.clone(), db, project, member, wake }.run());
 }
 
 /// After local feedback on a plan: a team plan's outcome is queued for the team's counters; a
@@ -143,13 +199,15 @@ pub fn publishable(store: &Store, id: &str) -> Result<Option<StoredPlan>, Error>
 }
 
 /// Publishes plans now, from outside the owner process (`refrain plans publish`): returns how
-/// many the team did not have yet.
+/// many the team did not have yet. `project` is the checkout and its data directory.
 pub async fn publish_now(
     team: &crate::config::TeamConfig,
-    root: &std::path::Path,
+    checkout: &crate::project::Project,
     plans: &[StoredPlan],
 ) -> Result<usize, Error> {
+    let root = &checkout.root;
     let project = remote::project_of(root).ok_or_else(|| Error::NoRemote(root.display().to_string()))?;
+    let member = member(&checkout.dir);
     let db = db::Db::new(team)?;
     db.migrate().await?;
     let mut client = db.client().await?;
@@ -160,7 +218,7 @@ pub async fn publish_now(
             continue;
         }
         let op = uuid::Uuid::new_v4().to_string();
-        if shared::publish(&mut client, &project, &op, plan).await? {
+        if shared::publish(&mut client, &project, &op, &member, plan, shared::Merge::Nothing).await? {
             created += 1;
         }
     }

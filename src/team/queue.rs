@@ -41,14 +41,7 @@ pub struct Queued {
     pub change: Change,
 }
 
-/// What the team library knows of a local plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Known {
-    /// A publish is queued.
-    Queued,
-    /// The team library has it.
-    Shared,
-}
+pub use crate::plan::library::TeamKnown as Known;
 
 /// Queues a change (the caller flushes).
 pub fn push(store: &Store, change: Change) -> Result<(), Error> {
@@ -66,12 +59,6 @@ pub fn peek(store: &Store, limit: usize) -> Result<Vec<(Vec<u8>, Queued)>, Error
         out.len() < limit
     })?;
     Ok(out)
-}
-
-/// Removes a change the database took (the caller flushes).
-pub fn done(store: &Store, key: &[u8]) -> Result<(), Error> {
-    store.remove(trees::TEAM_QUEUE, key)?;
-    Ok(())
 }
 
 /// Changes waiting.
@@ -93,6 +80,35 @@ pub fn set_known(store: &Store, id: &str, k: Known) -> Result<(), Error> {
 /// Forgets what the team knows of a plan (a queued publish that was not sent).
 pub fn forget(store: &Store, id: &str) -> Result<(), Error> {
     store.remove(trees::TEAM_KNOWN, id.as_bytes())?;
+    Ok(())
+}
+
+/// How long the database keeps applied operation ids (`shared::prune_ops`).
+pub const OPS_KEEP_DAYS: i32 = 30;
+/// A change first sent longer ago than this may have been applied and its id pruned since: it is
+/// dropped rather than risk counting it twice (a day short of the database's bound).
+const STALE_SECS: u64 = (OPS_KEEP_DAYS as u64 - 1) * 86_400;
+
+fn tried_key(op: &str) -> Vec<u8> {
+    format!("team_tried\0{op}").into_bytes()
+}
+
+/// Notes, before a change is first sent, when that was (the caller flushes before sending), and
+/// answers whether it was first sent so long ago that it must be dropped (`STALE_SECS`).
+pub fn try_send(store: &Store, op: &str, now: u64) -> Result<bool, Error> {
+    match store.get::<u64>(trees::META, &tried_key(op))? {
+        Some(first) => Ok(now.saturating_sub(first) > STALE_SECS),
+        None => {
+            store.put(trees::META, &tried_key(op), &now)?;
+            Ok(false)
+        }
+    }
+}
+
+/// Removes a sent change and its note (the caller flushes).
+pub fn sent(store: &Store, key: &[u8], op: &str) -> Result<(), Error> {
+    store.remove(trees::TEAM_QUEUE, key)?;
+    store.remove(trees::META, &tried_key(op))?;
     Ok(())
 }
 
@@ -138,10 +154,26 @@ mod tests {
             .collect();
         assert_eq!(ids, ["a", "b", "c"]);
         assert_ne!(q[0].1.op, q[1].1.op);
-        done(&store, &q[0].0).unwrap();
+        sent(&store, &q[0].0, &q[0].1.op).unwrap();
         assert_eq!(len(&store).unwrap(), 2);
         assert_eq!(known(&store, "a").unwrap(), Some(Known::Queued));
         assert_eq!(rev(&store, "db/p").unwrap(), 42);
         assert_eq!(rev(&store, "db/other").unwrap(), 0);
+    }
+
+    #[test]
+    fn a_change_first_sent_before_the_databases_bound_is_dropped_not_sent_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let day = 86_400;
+        assert!(!try_send(&store, "op1", 100 * day).unwrap(), "the first try is sent");
+        assert!(!try_send(&store, "op1", 110 * day).unwrap(), "ten days later it is still sent");
+        assert!(try_send(&store, "op1", 130 * day).unwrap(), "thirty days after the first try it is dropped");
+        push(&store, Change::Publish { id: "p".into() }).unwrap();
+        let (key, q) = peek(&store, 1).unwrap().remove(0);
+        try_send(&store, &q.op, 0).unwrap();
+        sent(&store, &key, &q.op).unwrap();
+        assert_eq!(len(&store).unwrap(), 0);
+        assert!(!try_send(&store, &q.op, 100 * day).unwrap(), "its note went with it");
     }
 }

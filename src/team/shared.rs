@@ -19,7 +19,8 @@ pub struct SharedPlan {
     pub plan: StoredPlan,
 }
 
-fn sql(e: tokio_postgres::Error) -> Error {
+/// A statement's error, with the server's code and message when it gave one.
+pub(crate) fn sql(e: tokio_postgres::Error) -> Error {
     Error::Sql(match e.as_db_error() {
         Some(db) => format!("{}: {}", db.code().code(), db.message()),
         None => e.to_string(),
@@ -44,16 +45,53 @@ async fn begin(tx: &deadpool_postgres::Transaction<'_>, project: &str, op: &str)
     Ok(Some(row.get(0)))
 }
 
-/// Publishes a plan (already scrubbed); true when this made the row, false when the team had it
-/// already or `op` was applied before.
+/// Whose counts a publish carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    /// This member's own counts: on the new row, or added to the team's row once per member (the
+    /// sync's publish of a plan this member counted before it was shared).
+    Counts,
+    /// None: the plan with no counts, and a row the team has left alone (`refrain plans publish`,
+    /// which cannot tell the member's own counts from the team's it synced; the member's sync
+    /// adds its own when it reads the row back).
+    Nothing,
+}
+
+/// Publishes a plan (already scrubbed) for `member`; true when this made the row, false when the
+/// team had it already or `op` was applied before.
+///
+/// With `Merge::Counts`, the member's own counts go with the plan, once per member (the member's
+/// row in `refrain_publishers`): a plan the team has already gets them added, so the successes and
+/// failures it counted before sharing are added to everyone's, never lost and never counted twice,
+/// and the row's revision moves so the member reads the team's counters back.
 pub async fn publish(
     client: &mut deadpool_postgres::Object,
     project: &str,
     op: &str,
+    member: &str,
     p: &StoredPlan,
+    merge: Merge,
 ) -> Result<bool, Error> {
     let tx = client.transaction().await.map_err(sql)?;
     let Some(rev) = begin(&tx, project, op).await? else { return Ok(false) };
+    let exists = tx
+        .query_opt("SELECT 1 FROM refrain_plans WHERE project = $1 AND id = $2 FOR UPDATE", &[&project, &p.id])
+        .await
+        .map_err(sql)?
+        .is_some();
+    if exists && merge == Merge::Nothing {
+        tx.commit().await.map_err(sql)?;
+        return Ok(false);
+    }
+    let first = merge == Merge::Counts
+        && tx
+            .execute(
+                "INSERT INTO refrain_publishers (project, id, member) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                &[&project, &p.id, &member],
+            )
+            .await
+            .map_err(sql)?
+            == 1;
     let mut bare = p.clone();
     bare.counters = Default::default();
     bare.quarantined = None;
@@ -61,12 +99,15 @@ pub async fn publish(
     let plan = serde_json::to_string(&bare).map_err(|e| Error::Sql(e.to_string()))?;
     let template = serde_json::to_string(&p.template).map_err(|e| Error::Sql(e.to_string()))?;
     let extractor = p.versions.extractor.map(|v| v as i32);
-    let n = tx
-        .execute(
+    let (successes, failures) = if first { (p.counters.successes as i64, p.counters.failures as i64) } else { (0, 0) };
+    let row = tx
+        .query_one(
             "INSERT INTO refrain_plans (project, id, bucket, action, kind, plan_version, normaliser, extractor, \
              task, source, template, plan, successes, failures, failure_streak, quarantined, rev) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::jsonb, $12, $13, $14, $15, $16, $17) \
-             ON CONFLICT (project, id) DO NOTHING",
+             ON CONFLICT (project, id) DO UPDATE SET successes = refrain_plans.successes + EXCLUDED.successes, \
+               failures = refrain_plans.failures + EXCLUDED.failures, rev = EXCLUDED.rev \
+             RETURNING (xmax = 0)",
             &[
                 &project,
                 &p.id,
@@ -80,8 +121,8 @@ pub async fn publish(
                 &p.provenance.source,
                 &template,
                 &plan,
-                &(p.counters.successes as i64),
-                &(p.counters.failures as i64),
+                &successes,
+                &failures,
                 &(p.counters.failure_streak as i32),
                 &p.quarantined,
                 &rev,
@@ -90,7 +131,17 @@ pub async fn publish(
         .await
         .map_err(sql)?;
     tx.commit().await.map_err(sql)?;
-    Ok(n == 1)
+    Ok(row.get(0))
+}
+
+/// Forgets applied operation ids older than `days` days; returns how many. A member sends a change
+/// again only after a crash between the database's answer and its own note of it, and gives up on
+/// one first tried longer ago than this (`queue::try_send`), so none is applied twice.
+pub async fn prune_ops(client: &impl GenericClient, days: i32) -> Result<u64, Error> {
+    client
+        .execute("DELETE FROM refrain_ops WHERE applied_at < now() - make_interval(days => $1)", &[&days])
+        .await
+        .map_err(sql)
 }
 
 /// Counts an outcome on the team's copy of a plan: `quarantine_after` failures in a row

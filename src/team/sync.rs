@@ -9,7 +9,7 @@
 
 use super::db::Db;
 use super::queue::{self, Change, Known};
-use super::{Error, local, shared};
+use super::{Error, local, shared, vectors};
 use crate::app::App;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +23,8 @@ const SEND_BATCH: usize = 256;
 const IDLE: Duration = Duration::from_secs(60);
 /// Longest pause after a failed round.
 const MAX_BACKOFF: Duration = Duration::from_secs(15);
+/// How often a member prunes the database's old operation ids.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// One project's sync.
 pub struct Sync {
@@ -32,6 +34,8 @@ pub struct Sync {
     pub db: Db,
     /// The normalised git remote URL.
     pub project: String,
+    /// This member's name in the team library (`super::member`).
+    pub member: String,
     /// Woken by notifications and by local changes queued.
     pub wake: Arc<Notify>,
 }
@@ -45,6 +49,8 @@ impl Sync {
     /// Runs until the process ends.
     pub async fn run(self) {
         let mut migrated = false;
+        let mut search = false;
+        let mut pruned: Option<std::time::Instant> = None;
         let mut listener: Option<(tokio_postgres::Client, tokio::task::JoinHandle<()>)> = None;
         let mut backoff = Duration::from_millis(250);
         let mut down = false;
@@ -52,16 +58,31 @@ impl Sync {
             let round = async {
                 if !migrated {
                     self.db.migrate().await?;
+                    search = vectors::enable(&**self.db.client().await?).await?;
+                    tracing::info!(db = %self.db.label, server_search = search, "team library schema ready");
                     migrated = true;
+                }
+                if pruned.is_none_or(|t| t.elapsed() > PRUNE_EVERY) {
+                    let n = shared::prune_ops(&**self.db.client().await?, queue::OPS_KEEP_DAYS).await?;
+                    tracing::debug!(pruned = n, "old team operation ids pruned");
+                    pruned = Some(std::time::Instant::now());
                 }
                 if listener.as_ref().is_none_or(|(_, h)| h.is_finished()) {
                     listener = None;
                     listener = Some(self.db.listen(self.wake.clone()).await?);
                 }
-                self.round().await
+                self.round().await?;
+                if search {
+                    let n = vectors::fill(&self.app, &**self.db.client().await?, &self.project).await?;
+                    if n > 0 {
+                        tracing::debug!(added = n, "team plan vectors added for server-side search");
+                    }
+                }
+                Ok::<(), Error>(())
             };
             match round.await {
                 Ok(()) => {
+                    super::set_problem(&self.app.store, None);
                     if down {
                         tracing::info!(db = %self.db.label, "team library reachable again");
                     }
@@ -73,6 +94,12 @@ impl Sync {
                     }
                 }
                 Err(e) => {
+                    super::set_problem(
+                        &self.app.store,
+                        Some(format!(
+                            "team library out of reach ({e}); plans are served from this machine and changes wait here"
+                        )),
+                    );
                     if !down {
                         tracing::warn!(error = %e, "team library sync failed; plans are served from this machine and changes wait here");
                     }
@@ -105,10 +132,20 @@ impl Sync {
             }
             let mut client = self.db.client().await?;
             for (key, q) in batch {
+                if queue::try_send(store, &q.op, crate::plan::template::now())? {
+                    tracing::warn!(op = %q.op, "a team change first sent a month ago was dropped: the database may have applied it already");
+                    if let Change::Publish { id } = &q.change {
+                        queue::forget(store, id)?;
+                    }
+                    queue::sent(store, &key, &q.op)?;
+                    continue;
+                }
+                store.flush_async().await?;
                 match &q.change {
                     Change::Publish { id } => match super::publishable(store, id)? {
                         Some(plan) => {
-                            shared::publish(&mut client, &self.project, &q.op, &plan).await?;
+                            let merge = shared::Merge::Counts;
+                            shared::publish(&mut client, &self.project, &q.op, &self.member, &plan, merge).await?;
                             queue::set_known(store, id, Known::Shared)?;
                         }
                         None => queue::forget(store, id)?,
@@ -126,7 +163,7 @@ impl Sync {
                         .await?;
                     }
                 }
-                queue::done(store, &key)?;
+                queue::sent(store, &key, &q.op)?;
                 store.flush_async().await?;
             }
         }
@@ -149,6 +186,9 @@ impl Sync {
             let applied = local::apply(&self.app, page.plans).await?;
             queue::set_rev(store, &place, last)?;
             store.flush_async().await?;
+            if applied.queued > 0 {
+                self.wake.notify_one(); // send those publishes in the next round, at once
+            }
             tracing::debug!(
                 rev = last,
                 added = applied.added,

@@ -31,6 +31,10 @@ pub struct PlanFeedbackOutput {
     pub counters: Counters,
     /// Why it is quarantined, if it is (it is not served until stored again or released).
     pub quarantined: Option<String>,
+    /// What is wrong with the team library (`team.*` in your own config, or the database), when
+    /// something is: plans are not shared until it is fixed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team: Option<String>,
 }
 
 #[tool_router(router = plan_feedback_router, vis = "pub(crate)")]
@@ -53,14 +57,21 @@ impl Refrain {
                 if let Err(e) = crate::team::after_feedback(&self.app, &plan, p.outcome, p.reason.as_deref()).await {
                     tracing::warn!(error = %e, plan = %plan.id, "team library change not queued");
                 }
-                let out =
-                    PlanFeedbackOutput { plan_id: plan.id, counters: plan.counters, quarantined: plan.quarantined };
+                let out = PlanFeedbackOutput {
+                    plan_id: plan.id,
+                    counters: plan.counters,
+                    quarantined: plan.quarantined,
+                    team: crate::team::problem(&self.app.store),
+                };
                 let state =
                     out.quarantined.as_ref().map(|q| format!("quarantined ({q})")).unwrap_or_else(|| "served".into());
                 reply(
                     format!(
-                        "plan {}: {} successes, {} failures, {state}",
-                        out.plan_id, out.counters.successes, out.counters.failures
+                        "plan {}: {} successes, {} failures, {state}{}",
+                        out.plan_id,
+                        out.counters.successes,
+                        out.counters.failures,
+                        out.team.as_ref().map(|t| format!("; {t}")).unwrap_or_default()
                     ),
                     &out,
                 )

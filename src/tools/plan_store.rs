@@ -36,7 +36,8 @@ pub struct PlanStoreParams {
 impl Refrain {
     /// After finishing a multi-step task, store the plan so the next task of the same kind
     /// (other values) gets it back from plan_lookup. Give a template or a trace of the steps you
-    /// ran; storing the same plan again is harmless and releases it from quarantine.
+    /// ran; storing the same plan again is harmless and releases it from quarantine (unless the
+    /// team library quarantined it: then plan_feedback `release` does).
     #[tool(
         name = "plan_store",
         output_schema = schema_for_output::<Stored>(),
@@ -47,9 +48,20 @@ impl Refrain {
         match service::store(&self.app, req).await {
             Ok(s) => {
                 let verb = if s.created { "stored" } else { "already stored" };
+                let held = s
+                    .quarantined
+                    .as_ref()
+                    .map(|q| {
+                        format!(
+                            "; still quarantined for the whole team ({q}): storing it again does not release it, \
+                             plan_feedback with outcome `release` serves it again for everyone"
+                        )
+                    })
+                    .unwrap_or_default();
+                let team = crate::team::problem(&self.app.store).map(|p| format!("; {p}")).unwrap_or_default();
                 reply(
                     format!(
-                        "{verb}: plan {} for `{} {}` with slots [{}]",
+                        "{verb}: plan {} for `{} {}` with slots [{}]{held}{team}",
                         s.plan_id,
                         s.key.action,
                         s.key.kind,

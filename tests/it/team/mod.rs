@@ -5,6 +5,8 @@
 //! reachable loses nothing and never stops local lookups.
 
 mod pg;
+mod rules;
+mod search;
 
 use crate::support::{Env, Server, sigkill};
 use pg::{PASSWORD, PASSWORD_ENV, Pg};
@@ -26,7 +28,15 @@ impl Member {
 
     /// A member whose `[team]` table has `extra` lines too.
     fn with(remote: &str, url: &str, extra: &str) -> Member {
-        let env = Env::without_model();
+        Member::in_env(Env::without_model(), remote, url, extra)
+    }
+
+    /// A member with the real embedding model.
+    fn with_model(remote: &str, url: &str) -> Member {
+        Member::in_env(Env::new(), remote, url, "")
+    }
+
+    fn in_env(env: Env, remote: &str, url: &str, extra: &str) -> Member {
         let git = env.project.path().join(".git");
         std::fs::create_dir_all(&git).unwrap();
         std::fs::write(git.join("config"), format!("[core]\n\tbare = false\n[remote \"origin\"]\n\turl = {remote}\n"))
@@ -125,7 +135,7 @@ async fn a_plan_that_worked_for_one_member_is_served_to_another_of_the_same_repo
     let c = pg.client().await;
     eventually("the schema is migrated", || async {
         let row = c.query_opt("SELECT max(version) FROM refinery_schema_history", &[]).await.ok()??;
-        (row.get::<_, Option<i32>>(0) == Some(1)).then_some(())
+        (row.get::<_, Option<i32>>(0) == Some(2)).then_some(())
     })
     .await;
     // One success is not enough to publish (team.publish_after = 2) ...

@@ -3,6 +3,10 @@
 //! for the test role, listening on a loopback port. Started and stopped here, killed with SIGKILL
 //! and restarted on the same data for fault tests. Run as the package's `postgres` user when the
 //! tests run as root (postgres refuses root).
+//!
+//! `Pg::start_pgvector` starts a second kind of server, one with the pgvector extension (Debian
+//! bookworm has no pgvector package): PostgreSQL 16 with pgvector from the `pgserver` wheel on
+//! PyPI, unpacked by `tests/team/provision.sh --pgvector` under the test target's tmp dir.
 
 use crate::support::repo;
 use std::path::{Path, PathBuf};
@@ -41,6 +45,23 @@ fn bin_dir() -> PathBuf {
     .clone()
 }
 
+/// The pgvector server's binaries (unpacked on first use).
+fn pgvector_bin_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pgvector-server");
+        let status = Command::new("bash")
+            .arg(repo().join("tests/team/provision.sh"))
+            .arg("--pgvector")
+            .arg(&dir)
+            .status()
+            .expect("run provision.sh --pgvector");
+        assert!(status.success(), "tests/team/provision.sh --pgvector failed: the search test needs pgvector's server");
+        dir.join("pgserver/pginstall/bin")
+    })
+    .clone()
+}
+
 fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
@@ -64,18 +85,25 @@ pub struct Pg {
     pub port: u16,
     /// TLS only (`hostssl` in pg_hba.conf), with a certificate from a CA of the test's own.
     tls: bool,
+    /// The server's binaries.
+    bin: PathBuf,
 }
 
 impl Pg {
     /// initdb into a fresh directory and start the server.
     pub fn start() -> Pg {
-        Pg::init(false)
+        Pg::init(false, bin_dir())
+    }
+
+    /// initdb and start a server that has the pgvector extension.
+    pub fn start_pgvector() -> Pg {
+        Pg::init(false, pgvector_bin_dir())
     }
 
     /// A server that accepts TLS connections only, its certificate (for 127.0.0.1) signed by a
     /// CA made here: `ca_file()`.
     pub fn start_tls() -> Pg {
-        Pg::init(true)
+        Pg::init(true, bin_dir())
     }
 
     /// The PEM of the CA that signed a TLS server's certificate.
@@ -83,7 +111,7 @@ impl Pg {
         self.dir.path().join("ca.pem")
     }
 
-    fn init(tls: bool) -> Pg {
+    fn init(tls: bool, bin: PathBuf) -> Pg {
         let dir = tempfile::Builder::new().prefix("refrain-pg").tempdir().expect("pg dir");
         let pwfile = dir.path().join("pw");
         std::fs::write(&pwfile, PASSWORD).unwrap();
@@ -91,7 +119,7 @@ impl Pg {
             let ok = Command::new("chown").args(["-R", "postgres:postgres"]).arg(dir.path()).status().unwrap();
             assert!(ok.success());
         }
-        let out = as_server_user(&bin_dir().join("initdb"))
+        let out = as_server_user(&bin.join("initdb"))
             .arg("-D")
             .arg(dir.path().join("data"))
             .args(["-U", "refrain", "--auth=scram-sha-256", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"])
@@ -112,7 +140,7 @@ impl Pg {
             }
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut pg = Pg { dir, child: None, port, tls };
+        let mut pg = Pg { dir, child: None, port, tls, bin };
         pg.run();
         pg
     }
@@ -125,7 +153,7 @@ impl Pg {
     fn run(&mut self) {
         let started = Instant::now();
         loop {
-            let child = as_server_user(&bin_dir().join("postgres"))
+            let child = as_server_user(&self.bin.join("postgres"))
                 .arg("-D")
                 .arg(self.dir.path().join("data"))
                 .arg("-p")
@@ -165,7 +193,7 @@ impl Pg {
     }
 
     fn ready(&self) -> bool {
-        Command::new(bin_dir().join("pg_isready"))
+        Command::new(self.bin.join("pg_isready"))
             .args(["-q", "-h", "127.0.0.1", "-p", &self.port.to_string()])
             .status()
             .is_ok_and(|s| s.success())
