@@ -463,8 +463,8 @@ mod tests {
         assert_eq!(own_values(&h, "  find directories under /usr whose name matches *lib*, IGNORING CASE. "), want);
         assert_eq!(filled(&h, "Find directories under /usr whose name matches *lib*, ignoring case"), values);
         assert_eq!(own_values(&h, "Find directories under /opt whose name matches *lib*, ignoring case"), None);
-        // "matching build": the pattern is the value of a string slot.
-        let h = head("Find only directories matching build", json!([{"name": "regex", "type": "string"}]));
+        // "matching build": the pattern is a name, the value of a name slot.
+        let h = head("Find only directories matching build", json!([{"name": "regex", "type": "identifier"}]));
         assert_eq!(own_values(&h, "Find only directories matching build"), Some(vec![Some("build".to_string())]));
         // A slot whose value the stored text never showed has nothing to be filled with.
         let h = head("Show what is listening on the usual port", json!([{"name": "port", "type": "number"}]));

@@ -172,10 +172,7 @@ fn link_by_type(
     value_at: &impl Fn(usize) -> Option<usize>,
 ) {
     let typed: Vec<usize> = mask::typed_spans(task).iter().map(|s| s.start).collect();
-    // Last, a string slot takes a name ("matching build": the pattern a data set calls a string).
-    for (with_role, typed_only, loose) in
-        [(true, true, false), (true, false, false), (false, true, false), (false, false, false), (false, false, true)]
-    {
+    for (with_role, typed_only) in [(true, true), (true, false), (false, true), (false, false)] {
         for slot in slots.iter_mut() {
             if slot.at.is_some() || slot.example.is_some() || slot.kind == ParamKind::Any {
                 continue;
@@ -186,8 +183,7 @@ fn link_by_type(
             let pick = m.spans.iter().enumerate().find(|(i, sp)| {
                 !taken[*i]
                     && (!typed_only || typed.contains(&sp.start))
-                    && (same_class(slot.kind, sp.kind)
-                        || (loose && slot.kind == ParamKind::String && same_class(ParamKind::Identifier, sp.kind)))
+                    && same_class(slot.kind, sp.kind)
                     && slot.kind.accepts(&sp.value)
                     && (!with_role || role_before(&task[..sp.start]) == slot.role)
             });

@@ -81,7 +81,7 @@ async fn a_stored_task_whose_value_its_text_never_shows_is_not_served_with_a_gue
     let dirs = store(
         &s,
         "Find only directories matching build",
-        template("fd \"{{params.regex}}\" -t d", &[("regex", "string")]),
+        template("fd \"{{params.regex}}\" -t d", &[("regex", "identifier")]),
     )
     .await;
     let l = s.ok("plan_lookup", json!({"task": "Find only directories matching build"})).await;
