@@ -11,8 +11,12 @@ use crate::store::Store;
 use crate::verify::llm::LlmJudge;
 use crate::verify::{VerifierFiles, VerifyHandle};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
+
+/// How long `shutdown` waits for a model load in flight (one takes about a second on an idle
+/// machine, several on a loaded one).
+const LOAD_SETTLE: Duration = Duration::from_secs(30);
 
 /// Shared state of one project's server.
 pub struct State {
@@ -72,9 +76,20 @@ impl App {
         App(Arc::new(State { config, project, store, embed, verify, index, started: Instant::now() }))
     }
 
-    /// Flushes the store; call before the process exits. Index graphs are saved when they are
-    /// built, so there is nothing else to write.
+    /// Waits for model loads in flight (at most `LOAD_SETTLE`), then flushes the store; call
+    /// before the process exits. A process leaving while the ONNX runtime is still loading a model
+    /// on another thread can end by a signal, with a failing exit status and no message: a CLI
+    /// command that became the owner for one quick call (`refrain plans list`) did, on a loaded
+    /// machine where the load outlasted the call. Index graphs are saved when they are built, so
+    /// there is nothing else to write.
     pub async fn shutdown(&self) {
+        let loads = async {
+            self.embed.settled().await;
+            self.verify.settled().await;
+        };
+        if tokio::time::timeout(LOAD_SETTLE, loads).await.is_err() {
+            tracing::warn!(secs = LOAD_SETTLE.as_secs(), "a model was still loading at exit");
+        }
         if let Err(e) = self.store.flush_async().await {
             tracing::error!(error = %e, "final store flush failed");
         }

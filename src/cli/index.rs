@@ -46,11 +46,14 @@ pub fn run(global: &GlobalArgs, args: IndexArgs) -> anyhow::Result<ExitCode> {
             return Err(e.into());
         }
         let Some(app) = link.local_app().await else { return Err(Owned { project: root }.into()) };
-        let index = app.index().await?;
         let started = Instant::now();
-        let built = tokio::task::spawn_blocking(move || index.build_all()).await??;
+        let built = async {
+            let index = app.index().await?;
+            anyhow::Ok(tokio::task::spawn_blocking(move || index.build_all()).await??)
+        }
+        .await;
         link.shutdown().await;
-        anyhow::Ok((built, started.elapsed()))
+        anyhow::Ok((built?, started.elapsed()))
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     let (built, elapsed) = report?;

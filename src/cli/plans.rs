@@ -82,7 +82,10 @@ pub fn run(global: &GlobalArgs, args: PlansArgs) -> anyhow::Result<ExitCode> {
     let code = runtime.block_on(async move {
         let (team, checkout) = (sourced.config.team.clone(), project.clone());
         let link = Link::open(project, sourced.config).await?;
-        command(&link, args.command, &team, &checkout).await
+        let code = command(&link, args.command, &team, &checkout).await;
+        // As the owner, this process may have started loading a model: it must not exit under it.
+        link.shutdown().await;
+        code
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     Ok(code)

@@ -103,6 +103,12 @@ impl EmbedHandle {
         self.rx.borrow().clone()
     }
 
+    /// Waits until no load is in flight (loaded, failed, or never started).
+    pub async fn settled(&self) {
+        let mut rx = self.rx.clone();
+        let _ = rx.wait_for(|s| !matches!(s, ModelState::Loading)).await;
+    }
+
     /// Waits for the load to settle and returns the embedder.
     pub async fn ready(&self) -> Result<Arc<dyn Embedder>, Error> {
         let mut rx = self.rx.clone();

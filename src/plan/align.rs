@@ -55,6 +55,8 @@ pub enum Source {
     Task(usize),
     /// The slot's default.
     Default,
+    /// The stored task's own value (the same text asked again).
+    Stored(Value),
 }
 
 /// The slots of one stored plan filled from one new task.
@@ -190,6 +192,34 @@ pub fn align(head: &Head, new: &NewTask, context: &Map<String, Value>) -> Alignm
         }
     }
     Alignment { sources, missing, stored_values }
+}
+
+/// The slots of `head` filled with the stored task's own values, when `new` is the stored task's
+/// own text (same words, case and spacing aside): a task asked again word for word is served
+/// its plan exactly as it was stored, whatever the alignment would guess (values the caller
+/// passes in `context` still win). None for another text.
+pub fn own(head: &Head, new: &NewTask, context: &Map<String, Value>) -> Option<Alignment> {
+    if mask::canonical(&head.task) != mask::canonical(&new.text) {
+        return None;
+    }
+    let same_tokens =
+        head.words.len() == new.tokens.len() && head.words.iter().zip(&new.tokens).all(|(w, t)| *w == t.lower);
+    let mut sources = Vec::with_capacity(head.slots.len());
+    let mut missing = Vec::new();
+    for slot in &head.slots {
+        let src = match (slot.at, &slot.example) {
+            _ if context.contains_key(&slot.name) => context.get(&slot.name).cloned().map(Source::Context),
+            (Some(at), _) if same_tokens && new.tokens[at].value.is_some() => Some(Source::Task(at)),
+            (_, Some(v)) => Some(Source::Stored(Value::String(v.clone()))),
+            _ if slot.default => Some(Source::Default),
+            _ => None,
+        };
+        if src.is_none() && slot.required {
+            missing.push(slot.name.clone());
+        }
+        sources.push(src);
+    }
+    Some(Alignment { sources, missing, stored_values: Vec::new() })
 }
 
 /// Longest task (in words) in which substitutions are looked for.
@@ -404,5 +434,45 @@ mod tests {
         );
         let a = align(&h, &NewTask::new("find files modified more than 7 days ago"), &Map::new());
         assert_eq!(a.missing, vec!["path".to_string()]);
+    }
+
+    fn own_values(h: &Head, task: &str) -> Option<Vec<Option<String>>> {
+        let new = NewTask::new(task);
+        let a = own(h, &new, &Map::new())?;
+        Some(
+            a.sources
+                .iter()
+                .map(|s| match s {
+                    Some(Source::Task(t)) => Some(new.value_of(*t)),
+                    Some(Source::Stored(v)) => v.as_str().map(str::to_string),
+                    _ => None,
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn the_stored_text_asked_again_takes_its_own_values() {
+        let h = head(
+            "Find directories under /usr whose name matches *lib*, ignoring case",
+            json!([{"name": "directory", "type": "path"}, {"name": "lib", "type": "string"}]),
+        );
+        let values = vec![Some("/usr".to_string()), Some("*lib*".to_string())];
+        let want = Some(values.clone());
+        assert_eq!(own_values(&h, "Find directories under /usr whose name matches *lib*, ignoring case"), want);
+        assert_eq!(own_values(&h, "  find directories under /usr whose name matches *lib*, IGNORING CASE. "), want);
+        assert_eq!(filled(&h, "Find directories under /usr whose name matches *lib*, ignoring case"), values);
+        assert_eq!(own_values(&h, "Find directories under /opt whose name matches *lib*, ignoring case"), None);
+        // "matching build": the pattern is a name, the value of a name slot.
+        let h = head("Find only directories matching build", json!([{"name": "regex", "type": "identifier"}]));
+        assert_eq!(own_values(&h, "Find only directories matching build"), Some(vec![Some("build".to_string())]));
+        // A slot whose value the stored text never showed has nothing to be filled with.
+        let h = head("Show what is listening on the usual port", json!([{"name": "port", "type": "number"}]));
+        let a = own(&h, &NewTask::new("Show what is listening on the usual port"), &Map::new()).unwrap();
+        assert_eq!(a.missing, vec!["port".to_string()]);
+        // Values the caller passes still win.
+        let ctx: Map<String, Value> = [("port".to_string(), json!("3000"))].into_iter().collect();
+        let a = own(&h, &NewTask::new("Show what is listening on the usual port"), &ctx).unwrap();
+        assert_eq!(a.sources, vec![Some(Source::Context(json!("3000")))]);
     }
 }

@@ -67,19 +67,35 @@ const OPPOSITES: &[(&str, &str)] = &[
     ("prepend", "append"),
     ("merge", "split"),
     ("staged", "unstaged"),
+    // Modifiers that change the command ("case-sensitively" is not "ignoring case", "skipping
+    // hidden files" is not "including hidden files").
+    ("sensitive", "insensitive"),
+    ("case-sensitive", "case-insensitive"),
+    ("case-sensitive", "ignore"),
+    ("include", "skip"),
+    ("include", "ignore"),
+    ("keep", "remove"),
+    ("recursive", "non-recursive"),
 ];
+
+/// Ordinals: a task about the third line is not about the first.
+const ORDINALS: &[&str] =
+    &["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "last"];
 
 /// A gate that failed: its name and a sentence saying which value is why.
 pub type Failure = (&'static str, String);
 
 /// Checks the values of an aligned candidate.
 pub fn check(head: &Head, new: &NewTask, a: &Alignment) -> Result<(), Failure> {
+    if let Some((p, other)) = head.programs.iter().find_map(|p| other_program(head, new, p).map(|o| (p, o))) {
+        return Err(("program", format!("the plan runs `{p}`, which the stored task names; this one says `{other}`")));
+    }
     let filled: Vec<String> = a
         .sources
         .iter()
         .filter_map(|s| match s {
             Some(Source::Task(t)) => Some(new.value_of(*t)),
-            Some(Source::Context(v)) => v.as_str().map(str::to_string),
+            Some(Source::Context(v) | Source::Stored(v)) => v.as_str().map(str::to_string),
             _ => None,
         })
         .collect();
@@ -150,7 +166,29 @@ pub fn opposite(stored: &[String], new: &NewTask) -> Option<(&'static str, &'sta
             return Some((b, a));
         }
     }
-    None
+    let ordinal = |words: &[&str]| ORDINALS.iter().copied().find(|o| words.contains(o));
+    match (ordinal(&stored_words), ordinal(&new_words)) {
+        (Some(a), Some(b)) if a != b && !stored_words.contains(&b) && !new_words.contains(&a) => Some((a, b)),
+        _ => None,
+    }
+}
+
+/// The word the new task says where the stored task named `program` (same neighbour on one
+/// side, a word the stored task does not have): "with yarn" for "with pnpm". None when the new
+/// task names the program too or names nothing in its place.
+fn other_program(head: &Head, new: &NewTask, program: &str) -> Option<String> {
+    if new.tokens.iter().any(|t| t.value.is_none() && t.lower == program) {
+        return None;
+    }
+    let at = head.words.iter().position(|w| w == program)?;
+    let word = |i: Option<usize>| i.and_then(|i| head.words.get(i)).map(String::as_str);
+    let (before, after) = (word(at.checked_sub(1)), word(Some(at + 1)));
+    new.tokens.iter().enumerate().find_map(|(i, t)| {
+        let fresh = t.value.is_none() && super::names::plain(t) && !head.words.contains(&t.lower);
+        let prev = i.checked_sub(1).map(|j| new.tokens[j].lower.as_str());
+        let next = new.tokens.get(i + 1).map(|n| n.lower.as_str());
+        (fresh && ((before.is_some() && prev == before) || (after.is_some() && next == after))).then(|| t.text.clone())
+    })
 }
 
 /// Whether `word` is an inflection of `base` ("removed", "removing" -> "remove").
@@ -159,7 +197,7 @@ fn lemma_is(word: &str, base: &str) -> bool {
         return true;
     }
     let Some(rest) = word.strip_prefix(base.trim_end_matches('e')) else { return false };
-    matches!(rest, "e" | "es" | "ed" | "ing" | "s" | "d")
+    matches!(rest, "e" | "es" | "ed" | "ing" | "s" | "d" | "ly" | "ely")
         || (base.ends_with(|c: char| !"aeiou".contains(c))
             && rest.len() > 1
             && rest.starts_with(base.chars().last().unwrap_or(' '))
@@ -229,5 +267,49 @@ mod tests {
         assert_eq!(gate(&h, "please add the --quiet option in src/cli.rs"), Ok(()));
         let h = head("commit the staged changes with a message", json!([]));
         assert!(gate(&h, "commit the staged changes without a message").is_err());
+    }
+
+    #[test]
+    fn modifiers_that_change_the_command_are_never_paraphrases() {
+        let h = head("Search for TODO case-sensitively in src", json!([]));
+        assert!(gate(&h, "Search for TODO in src, ignoring case").is_err());
+        let h = head("List files in the directory, skipping hidden ones", json!([]));
+        assert!(gate(&h, "List files in the directory, including hidden ones").is_err());
+        let h = head("Print the file starting from the third line", json!([]));
+        assert!(gate(&h, "Print the file starting from the first line").unwrap_err().contains("third/first"));
+        // The same modifier in other words is still a paraphrase.
+        assert_eq!(gate(&h, "show the file from its third line on"), Ok(()));
+        let h = head("List files in the directory, ignoring case", json!([]));
+        assert_eq!(gate(&h, "List files in the directory, ignore the case"), Ok(()));
+    }
+
+    #[test]
+    fn a_program_the_stored_task_names_must_be_named_again() {
+        let template: PlanTemplate = serde_json::from_value(json!({
+            "steps": [{"tool": "Bash", "inputs": {"command": "pnpm add {{params.p}} -g"}}],
+            "slots": [{"name": "p", "type": "string"}]}))
+        .unwrap();
+        let plan = StoredPlan {
+            id: "p".into(),
+            key: IntentKey::new("a", "b"),
+            template,
+            skeleton: vec![],
+            versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
+            provenance: Provenance {
+                source: "trace".into(),
+                task: "Install turbo globally with pnpm".into(),
+                confidence: None,
+            },
+            stored_at: 0,
+            last_hit_at: None,
+            counters: Counters::default(),
+            quarantined: None,
+        };
+        let h = Head::of(&plan, None);
+        assert_eq!(h.programs, vec!["pnpm".to_string()]);
+        assert_eq!(gate(&h, "Install turbo globally with pnpm"), Ok(()));
+        assert_eq!(gate(&h, "Install turbo globally"), Ok(()), "naming no program is no other program");
+        let err = gate(&h, "Install turbo globally with yarn").unwrap_err();
+        assert!(err.contains("`pnpm`"), "{err}");
     }
 }

@@ -108,6 +108,8 @@ pub fn fill_aligned(template: &PlanTemplate, a: &Alignment, new: &NewTask) -> Fi
         let (v, from) = match src {
             Some(Source::Context(v)) => (v.clone(), SlotSource::Context),
             Some(Source::Task(t)) => (Value::String(new.value_of(*t)), SlotSource::Task),
+            // The same text asked again: the value the task said when it was stored.
+            Some(Source::Stored(v)) => (v.clone(), SlotSource::Task),
             Some(Source::Default) => match &slot.default {
                 Some(d) => (d.clone(), SlotSource::Default),
                 None => continue,

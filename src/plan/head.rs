@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the head layout and of the masking it was built with; heads of another version are
 /// rebuilt from their record on read.
-pub const HEAD_VERSION: u32 = 1;
+pub const HEAD_VERSION: u32 = 2;
 
 /// What lookup knows of a plan before reading it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +37,10 @@ pub struct Head {
     pub constants: Vec<String>,
     /// Tool families the steps need.
     pub families: Vec<String>,
+    /// Programs the plan's commands run that the task names ("with pnpm"): the plan is only for
+    /// tasks that name them too (a yarn task is no pnpm task, however alike they read).
+    #[serde(default)]
+    pub programs: Vec<String>,
     /// Whether any step has side effects.
     pub side_effects: bool,
     /// Why the plan is quarantined, if it is.
@@ -124,12 +128,33 @@ impl Head {
             slots,
             constants,
             families,
+            programs: programs(plan, &toks),
             side_effects: plan.template.steps.iter().any(|s| s.side_effect),
             quarantined: plan.quarantined.clone(),
             bias: plan.counters.bias,
             vector,
         }
     }
+}
+
+/// The programs the plan's commands start with (past `sudo` and `VAR=x`) that the task names as
+/// a word of its own.
+fn programs(plan: &StoredPlan, toks: &[super::words::Token]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for step in &plan.template.steps {
+        let Some(cmd) = step.inputs.get("command").and_then(|c| c.as_str()).or_else(|| step.inputs.as_str()) else {
+            continue;
+        };
+        for part in cmd.split(['|', ';', '&']) {
+            let program = part.split_whitespace().find(|w| *w != "sudo" && !w.contains('=')).unwrap_or("");
+            let program = program.rsplit('/').next().unwrap_or("").to_lowercase();
+            let named = toks.iter().any(|t| t.value.is_none() && t.lower == program);
+            if program.chars().count() >= 2 && !program.contains("{{") && named && !out.contains(&program) {
+                out.push(program);
+            }
+        }
+    }
+    out
 }
 
 fn value_text(m: &Masked, span: Option<usize>) -> String {
@@ -146,7 +171,7 @@ fn link_by_type(
     taken: &mut [bool],
     value_at: &impl Fn(usize) -> Option<usize>,
 ) {
-    let typed: Vec<usize> = super::params::spans(task).iter().map(|s| s.start).collect();
+    let typed: Vec<usize> = mask::typed_spans(task).iter().map(|s| s.start).collect();
     for (with_role, typed_only) in [(true, true), (true, false), (false, true), (false, false)] {
         for slot in slots.iter_mut() {
             if slot.at.is_some() || slot.example.is_some() || slot.kind == ParamKind::Any {

@@ -42,6 +42,8 @@ struct Cand {
     model_score: Option<f32>,
     /// The gate (plan-side stage or the verifier's own) that dropped it before it was scored.
     gate: Option<String>,
+    /// The stored task's own text: only such candidates may be served for it.
+    own: bool,
 }
 
 /// Looks up a plan for a task.
@@ -103,6 +105,13 @@ async fn lookup_with(
         }
     }
     fill_cosines(app, query.as_deref(), &mut cands, explain);
+    // A task asked again word for word gets its own plan or nothing: another plan filled with
+    // guessed values would answer a task the user did not write.
+    if cands.iter().any(|c| c.own) {
+        for c in cands.iter_mut().filter(|c| !c.own && c.failed.is_none()) {
+            c.failed = Some(("own_text".into(), "the task is word for word another stored plan's task".into()));
+        }
+    }
     for c in cands.iter_mut() {
         c.gate = c.failed.as_ref().map(|f| f.0.clone());
     }
@@ -203,10 +212,25 @@ fn gate(head: Head, cosine: Option<f32>, new: &NewTask, context: &Map<String, Va
         failed: None,
         model_score: None,
         gate: None,
+        own: false,
     };
     let fail = |stage: &str, detail: String| Some((stage.to_string(), detail));
     if let Some(why) = &c.head.quarantined {
         c.failed = fail("quarantined", why.clone());
+        return c;
+    }
+    // The stored task's own text: its own plan with its own values, no guessing.
+    if let Some(a) = super::align::own(&c.head, new, context) {
+        c.own = true;
+        c.exact = true;
+        c.masked_new = c.head.masked.clone();
+        c.masked_stored = c.head.masked.clone();
+        if !a.missing.is_empty() {
+            c.failed = fail("required_slots", format!("no value in the task for slot(s) {}", a.missing.join(", ")));
+        } else if let Some(f) = caps_failure(&c.head, caps) {
+            c.failed = Some(f);
+        }
+        c.alignment = Some(a);
         return c;
     }
     if let Some((a, b)) = coverage::opposite(&c.head.words, new) {
@@ -222,15 +246,22 @@ fn gate(head: Head, cosine: Option<f32>, new: &NewTask, context: &Map<String, Va
         c.failed = fail("required_slots", format!("no value in the task for slot(s) {}", a.missing.join(", ")));
     } else if let Err((stage, detail)) = coverage::check(&c.head, new, &a) {
         c.failed = fail(stage, detail);
-    } else if let Some(have) = &caps.tool_families
-        && let Some(f) = c.head.families.iter().find(|f| !have.contains(f))
-    {
-        c.failed = fail("tool_families", format!("the plan needs the `{f}` tools"));
-    } else if caps.allow_side_effects == Some(false) && c.head.side_effects {
-        c.failed = fail("side_effects", "the plan has steps with side effects and they are not allowed".into());
+    } else if let Some(f) = caps_failure(&c.head, caps) {
+        c.failed = Some(f);
     }
     c.alignment = Some(a);
     c
+}
+
+/// The runtime's limits a plan breaks: tool families it lacks, side effects it forbids.
+fn caps_failure(head: &Head, caps: &RuntimeCaps) -> Option<(String, String)> {
+    if let Some(have) = &caps.tool_families
+        && let Some(f) = head.families.iter().find(|f| !have.contains(f))
+    {
+        return Some(("tool_families".into(), format!("the plan needs the `{f}` tools")));
+    }
+    (caps.allow_side_effects == Some(false) && head.side_effects)
+        .then(|| ("side_effects".into(), "the plan has steps with side effects and they are not allowed".into()))
 }
 
 /// A canonical masked text without a polite opening ("please", "can you").
@@ -317,7 +348,7 @@ async fn verify(app: &App, cands: &mut [Cand], masked_new: &str, explain: bool, 
 
 /// Order: exact and accepted first, then by verifier score, then by cosine.
 fn rank(c: &Cand) -> f32 {
-    let passed = if c.failed.is_none() { 10.0 } else { 0.0 };
+    let passed = if c.failed.is_none() { 10.0 } else { 0.0 } + if c.own { 5.0 } else { 0.0 };
     let score = c.verdict.as_ref().map_or(0.0, |v| v.score);
     passed + 2.0 * score + c.cosine.unwrap_or(0.0) * 0.01
 }

@@ -27,12 +27,34 @@ crate::pattern_table! { pub PATTERNS in "mask";
     /// star stays text, so `*.txt` in a command takes `.py` from "all .py files".
     EXTENSION_RE = r#"(?:^|[\s(\["'`*])(\.[A-Za-z][A-Za-z0-9]{0,9}(?:\.[A-Za-z0-9]{1,6})?)(?:$|[\s)\]"'`,;:!?])"#,
         "find all *.txt files";
+    /// A word with glob or regex characters in it (`*lib*`, `^test_`, `[0-9]+`, `error$`): a
+    /// pattern the task searches for, so a value, never words.
+    GLOB_RE = r#"(?:^|[\s(])([^\s"'`()<>]*[*^$?\[\\][^\s"'`()<>]*)"#,
+        "find dirs matching *lib* here";
 }
 
 /// The values of a task (typed, then names), in order, never overlapping.
 pub fn spans(text: &str) -> Vec<Span> {
+    let mut all = typed_spans(text);
+    let extra = names::find(text, &all);
+    all.extend(extra);
+    all.sort_by_key(|s| s.start);
+    all
+}
+
+/// The values the tables find by their shape (typed values, extensions, globs), before names
+/// are guessed from the words around them.
+pub fn typed_spans(text: &str) -> Vec<Span> {
     let mut all = params::spans(text);
     all.retain(|s| s.kind != ParamKind::Path || !is_bare_dot(&s.value));
+    for c in GLOB_RE.captures_iter(text) {
+        let Some(g) = c.get(1) else { continue };
+        let Some(v) = glob(g.as_str()) else { continue };
+        let end = g.start() + v.len();
+        if !all.iter().any(|s| s.start < end && g.start() < s.end) {
+            all.push(Span { start: g.start(), end, kind: ParamKind::String, value: v.to_string() });
+        }
+    }
     for c in EXTENSION_RE.captures_iter(text) {
         let Some(g) = c.get(1) else { continue };
         if !all.iter().any(|s| s.start < g.end() && g.start() < s.end) {
@@ -40,10 +62,29 @@ pub fn spans(text: &str) -> Vec<Span> {
         }
     }
     all.sort_by_key(|s| s.start);
-    let extra = names::find(text, &all);
-    all.extend(extra);
-    all.sort_by_key(|s| s.start);
     all
+}
+
+/// The pattern in a word that has glob or regex characters, without the sentence punctuation
+/// after it (`*lib*,` is `*lib*`; `case?` is no pattern; `$HOME` is a name, not a pattern).
+fn glob(word: &str) -> Option<&str> {
+    let mut v = word.trim_end_matches([',', ';', ':', '!', '.', '?']);
+    // An escaped dot ends the pattern (`[0-9]+\.`): it is no full stop.
+    if v.ends_with('\\') && word[v.len()..].starts_with('.') {
+        v = &word[..v.len() + 1];
+    }
+    let inner_question = v.contains('?');
+    let star = v.contains('*');
+    let anchored = v.starts_with('^') || (v.len() > 1 && v.ends_with('$') && !v.starts_with('$'));
+    let class = v.contains('[') && v.contains(']');
+    let escape = v.contains('\\') && v.chars().any(char::is_alphabetic);
+    let has_text = v.chars().any(char::is_alphanumeric);
+    // `*.py` alone is an extension (its value is `.py`), not a pattern of its own.
+    if v.strip_prefix('*').is_some_and(|rest| rest.starts_with('.') && !rest.contains(['*', '?', '[', '^', '$', '\\']))
+    {
+        return None;
+    }
+    (has_text && (star || anchored || class || escape || inner_question)).then_some(v)
 }
 
 /// Masks a task.
@@ -152,6 +193,25 @@ mod tests {
     #[case("the weather is nice", "the weather is nice")]
     #[case("find all *.tar.gz and .py files", "find all *<path> and <path> files")]
     #[case("delete files older than 7 days in /tmp", "delete files older than <number> days in <path>")]
+    // Globs and regexes without a dot are values, and the word before them is no name.
+    #[case(
+        "Find directories under /usr whose name matches *lib*, ignoring case",
+        "Find directories under <path> whose name matches <string>, ignoring case"
+    )]
+    #[case(
+        "Recursively find files matching ^test_ in the current directory",
+        "Recursively find files matching <string> in the current directory"
+    )]
+    #[case("run the tests in files named *spec*", "run the tests in files named <string>")]
+    #[case("grep for lines matching [0-9]+ or error$", "grep for lines matching <string> or <string>")]
+    #[case(
+        "which folders below /usr match *lib* in any case?",
+        "which folders below <path> match <string> in any case?"
+    )]
+    #[case("list files like test_*.py", "list files like <string>")]
+    #[case("split chapters.txt on [0-9]+\\. as the separator", "split <path> on <string> as the separator")]
+    #[case("is it the regex crate?", "is it the <name> crate?")]
+    #[case("echo $HOME and stop?", "echo <name> and stop?")]
     fn values_become_typed_placeholders(#[case] text: &str, #[case] want: &str) {
         assert_eq!(mask(text).text, want, "{text}");
     }

@@ -186,7 +186,8 @@ const RELATION: &[&str] = &[
 ];
 
 /// Words after which the next word is a name whatever it is ("a function called parse").
-const NAMING_VERBS: &[&str] = &["named", "called", "titled", "labelled", "labeled"];
+/// "matching build", "matches config": the pattern a search looks for.
+const NAMING_VERBS: &[&str] = &["named", "called", "titled", "labelled", "labeled", "matching", "matches"];
 
 /// Finds names and glued numbers in `text` that no span in `typed` covers. Returns new spans only.
 pub fn find(text: &str, typed: &[Span]) -> Vec<Span> {
@@ -252,7 +253,11 @@ fn placed_as_name(text: &str, toks: &[Token], names: &[bool], i: usize, title_ca
     // "the regex crate", "the target directory": not a participle ("the failing test").
     let participle = t.lower.ends_with("ing") || t.lower.ends_with("ed");
     let compound = lexicon::kind(&format!("{} {next_word}", t.lower)).is_some();
-    if NAMING.contains(&next_word) && next.is_some_and(|n| n.value.is_none()) && !participle && !compound {
+    if NAMING.contains(&next_word)
+        && next.is_some_and(|n| n.value.is_none() && bare_after(text, t, n))
+        && !participle
+        && !compound
+    {
         return lexicon::verb(&t.lower).is_none() || prev.is_some_and(|p| matches!(p.lower.as_str(), "the" | "a"));
     }
     // "serde 1.0.200", "python 3.12".
@@ -274,6 +279,14 @@ fn placed_as_name(text: &str, toks: &[Token], names: &[bool], i: usize, title_ca
         && t.text.chars().skip(1).any(char::is_lowercase)
         && !sentence_start(text, toks, i)
         && lexicon::verb(&t.lower).is_none()
+}
+
+/// Whether `next` is a bare word right after `t`: only spaces between them and no glob or regex
+/// character glued to it (the `lib` inside `*lib*` names nothing).
+fn bare_after(text: &str, t: &Token, next: &Token) -> bool {
+    let glued = |c: char| matches!(c, '*' | '^' | '$' | '[' | ']' | '\\' | '+' | '|');
+    text.get(t.end..next.start).is_some_and(|gap| gap.chars().all(char::is_whitespace))
+        && !text.get(next.end..).is_some_and(|rest| rest.starts_with(glued))
 }
 
 /// Names by their shape alone.
@@ -345,6 +358,12 @@ mod tests {
     #[case("add logging to the server", &[])]
     #[case("Add Support For Dark Mode", &[])]
     #[case("write a function called normalize", &["normalize"])]
+    // A naming noun names only a bare word next to it, never the word before a glob around it.
+    #[case("dirs whose name matches *lib* here", &[])]
+    #[case("dirs whose name matches lib* here", &[])]
+    #[case("use the regex lib here", &["regex"])]
+    #[case("Find only directories matching build", &["build"])]
+    #[case("list the matching files", &[])]
     fn names_by_shape_and_place(#[case] text: &str, #[case] want: &[&str]) {
         assert_eq!(names(text), want, "{text}");
     }

@@ -368,6 +368,11 @@ impl VerifyHandle {
         }
     }
 
+    /// Waits until no model load is in flight (a model waiting to be asked for is not loading).
+    pub async fn settled(&self) {
+        let _ = self.state().await;
+    }
+
     async fn state(&self) -> State {
         let mut rx = self.0.rx.clone();
         rx.wait_for(|s| !matches!(s, State::Loading))

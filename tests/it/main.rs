@@ -15,6 +15,7 @@ mod modules;
 mod paths;
 mod plan;
 mod plan_match;
+mod plan_own;
 mod prompt;
 mod python_sdk;
 mod report;

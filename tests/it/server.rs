@@ -245,3 +245,66 @@ async fn acknowledged_writes_survive_the_owner_being_killed_mid_burst() {
         assert_eq!(got["result"], format!("page {i}"));
     }
 }
+
+/// A model directory whose embedding model file is a named pipe: its load waits until the test
+/// writes the model into it. Everything else links to the provisioned files.
+fn slow_model_dir(env: &Env) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (shipped, dir) = (crate::support::model_dir(), env.home.path().join("slow-models"));
+    let name = refrain::embed::MODEL_NAME;
+    std::fs::create_dir_all(dir.join(name)).unwrap();
+    for e in std::fs::read_dir(&shipped).unwrap().flatten().filter(|e| e.file_name() != name) {
+        std::os::unix::fs::symlink(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    for e in std::fs::read_dir(shipped.join(name)).unwrap().flatten().filter(|e| e.file_name() != "model.onnx") {
+        std::os::unix::fs::symlink(e.path(), dir.join(name).join(e.file_name())).unwrap();
+    }
+    let fifo = dir.join(name).join("model.onnx");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo is needed for this test");
+    (dir, fifo)
+}
+
+/// A CLI command that becomes the store's owner for one quick call starts loading the models; it
+/// waits for a load in flight before it exits, however long the load takes, instead of leaving
+/// the process under the loading runtime (on a loaded machine `refrain plans list` then ended
+/// with a failing status and no message).
+#[tokio::test]
+async fn a_cli_command_that_owned_the_store_waits_for_a_model_load_before_it_exits() {
+    let mut env = Env::new();
+    let (dir, fifo) = slow_model_dir(&env);
+    env.models = dir;
+    let mut child = env.cmd(&["plans", "list"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let (owned_tx, owned_rx) = tokio::sync::oneshot::channel();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let log = tokio::spawn(async move {
+        let (mut log, mut owned_tx) = (String::new(), Some(owned_tx));
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.contains("this process owns the project store")
+                && let Some(t) = owned_tx.take()
+            {
+                let _ = t.send(());
+            }
+            log.push_str(&line);
+            log.push('\n');
+        }
+        log
+    });
+    // The model is handed over once the command has done its work and waited longer than the
+    // runtime's own 2 s grace at shutdown.
+    tokio::time::timeout(Duration::from_secs(120), owned_rx).await.expect("the command became the owner").unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let model = std::fs::read(crate::support::model_dir().join(refrain::embed::MODEL_NAME).join("model.onnx")).unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        // Opening for reading and writing never waits for a reader; a load that is reading
+        // gets the whole model, one that is gone leaves it unread.
+        let mut f = std::fs::OpenOptions::new().read(true).write(true).open(&fifo).unwrap();
+        let _ = f.write_all(&model);
+    });
+    let status =
+        tokio::time::timeout(Duration::from_secs(120), child.wait()).await.expect("the command exited").unwrap();
+    let log = log.await.unwrap();
+    assert!(status.success(), "{status:?}\n{log}");
+    assert!(log.contains("embedding model loaded"), "the command exited while the model was loading:\n{log}");
+    drop(writer);
+}

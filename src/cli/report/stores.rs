@@ -205,6 +205,7 @@ async fn directly(
         }
         // Let the background index rebuild finish before the store closes.
         let _ = tokio::time::timeout(HOLD, app.index()).await;
+        app.shutdown().await;
     }
     Ok((row, tasks))
 }

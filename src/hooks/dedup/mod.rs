@@ -77,20 +77,26 @@ pub fn decide_with(key: &ReadKey, now: &str, seen: &[Seen]) -> Option<Dedup> {
     Some(Dedup { note, path: key.path.clone(), tokens_saved, changed })
 }
 
-/// How long a Claude Code hook waits for the session file to record the call it answers: the
-/// agent appends to it on its own schedule, and on a loaded machine the entries of the calls just
-/// made (the earlier read among them) can land after the hook has started.
-const CLAUDE_RECORD_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+/// How long a hook waits for the session file to record the call it answers: Claude Code and
+/// Qwen Code append to it on their own schedule (Qwen Code through a queue of writes it does not
+/// wait for), and on a loaded machine the entries of the calls just made (the earlier read among
+/// them) can land after the hook has started.
+const RECORD_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// The reads in context according to the agent's session file.
 fn transcript_seen(agent: Agent, p: &Payload) -> Option<Vec<Seen>> {
     let path = p.transcript_path.as_deref()?;
     let mut lines = read_lines(path)?;
-    if let (Agent::Claude, Some(id)) = (agent, p.tool_use_id.as_deref()) {
+    let current = match agent {
+        Agent::Claude => p.tool_use_id.as_deref(),
+        Agent::Qwen => p.tool_call_id.as_deref(),
+        _ => None,
+    };
+    if let Some(id) = current {
         // Entries are appended in order: once the current call is recorded, so is every read
         // before it. Until then (never for long), read the file again.
         let started = std::time::Instant::now();
-        while !records_call(&lines, id) && started.elapsed() < CLAUDE_RECORD_WAIT {
+        while !records_call(&lines, id) && started.elapsed() < RECORD_WAIT {
             std::thread::sleep(std::time::Duration::from_millis(50));
             lines = read_lines(path)?;
         }
@@ -104,12 +110,17 @@ fn transcript_seen(agent: Agent, p: &Payload) -> Option<Vec<Seen>> {
     ))
 }
 
-/// Whether a Claude Code session file's lines hold the tool call `id`.
+/// Whether a session file's lines hold the tool call `id`: a Claude Code `tool_use` block or a
+/// Qwen Code `functionCall` part.
 fn records_call(lines: &[Value], id: &str) -> bool {
+    let has_id = |b: &Value| b.get("id").and_then(Value::as_str) == Some(id);
     lines.iter().rev().any(|e| {
-        e.pointer("/message/content")
+        let claude = e.pointer("/message/content").and_then(Value::as_array).is_some_and(|c| c.iter().any(has_id));
+        let qwen = e
+            .pointer("/message/parts")
             .and_then(Value::as_array)
-            .is_some_and(|c| c.iter().any(|b| b.get("id").and_then(Value::as_str) == Some(id)))
+            .is_some_and(|parts| parts.iter().filter_map(|p| p.get("functionCall")).any(has_id));
+        claude || qwen
     })
 }
 
@@ -204,6 +215,38 @@ mod tests {
         let d = decide(Agent::Claude, &read_payload(&t, "/p/g.md", &guide(40), json!({"file_path": "/p/g.md"})), None);
         writer.join().unwrap();
         assert!(d.is_some_and(|d| d.note.contains("unchanged since your read")));
+    }
+
+    #[test]
+    fn a_qwen_recording_written_late_still_shows_the_earlier_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = [
+            json!({"uuid": "u", "parentUuid": null, "type": "user", "cwd": "/p", "message": {"parts": [{"text": "read it"}]}}),
+            json!({"uuid": "a", "parentUuid": "u", "type": "assistant", "cwd": "/p",
+                "message": {"parts": [{"functionCall": {"id": "c1", "name": "read_file", "args": {"file_path": "/p/g.md"}}}]}}),
+            json!({"uuid": "b", "parentUuid": "a", "type": "tool_result", "cwd": "/p", "toolCallResult": {"status": "success"},
+                "message": {"parts": [{"functionResponse": {"id": "c1", "name": "read_file", "response": {"output": "x\n"}}}]}}),
+            json!({"uuid": "c", "parentUuid": "b", "type": "assistant", "cwd": "/p",
+                "message": {"parts": [{"functionCall": {"id": "c2", "name": "read_file", "args": {"file_path": "/p/g.md"}}}]}}),
+        ];
+        let t = dir.path().join("chat.jsonl");
+        // Qwen Code queues its writes: the hook of call c2 starts with only the prompt on disk.
+        std::fs::write(&t, format!("{}\n", lines[0])).unwrap();
+        let (path, full) = (t.clone(), lines.iter().map(|l| format!("{l}\n")).collect::<String>());
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            std::fs::write(&path, full).unwrap();
+        });
+        let p = Payload {
+            transcript_path: Some(t.to_string_lossy().into_owned()),
+            cwd: Some("/p".into()),
+            tool_call_id: Some("c2".into()),
+            ..Payload::default()
+        };
+        let seen = transcript_seen(Agent::Qwen, &p).unwrap();
+        writer.join().unwrap();
+        assert_eq!(seen.len(), 1, "the earlier read was not seen: {seen:?}");
+        assert_eq!(seen[0].text.as_deref(), Some("x"));
     }
 
     #[test]

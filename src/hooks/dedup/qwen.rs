@@ -92,4 +92,31 @@ mod tests {
         lines.push(json!({"uuid": "c", "parentUuid": "b", "type": "system", "subtype": "chat_compression"}));
         assert!(seen(&lines, Some("c2"), "/p").is_empty());
     }
+
+    #[test]
+    fn an_empty_shell_output_between_two_reads_hides_nothing() {
+        let text: String =
+            (1..=40).map(|i| format!("line {i} of the guide, long enough to be worth a note\n")).collect();
+        let call = |id: &str, uuid: &str, parent: Value| {
+            json!({"uuid": uuid, "parentUuid": parent, "type": "assistant", "cwd": "/p", "message": {"parts": [
+                {"functionCall": {"id": id, "name": "run_shell_command", "args": {"command": "cat g.md"}}}]}})
+        };
+        let result = |id: &str, uuid: &str, parent: &str, shown: &str| {
+            let output = format!(
+                "Command: cat g.md\nDirectory: (root)\nOutput: {shown}\nError: (none)\nExit Code: 0\nSignal: (none)"
+            );
+            json!({"uuid": uuid, "parentUuid": parent, "type": "tool_result", "cwd": "/p", "toolCallResult": {"status": "success"},
+                "message": {"parts": [{"functionResponse": {"id": id, "name": "run_shell_command", "response": {"output": output}}}]}})
+        };
+        let lines = [
+            call("c1", "a", Value::Null),
+            result("c1", "b", "a", &text),
+            call("c2", "c", json!("b")),
+            result("c2", "d", "c", "(empty)"),
+            call("c3", "e", json!("d")),
+        ];
+        let key = view::key(Agent::Qwen, "run_shell_command", &json!({"command": "cat g.md"}), "/p").unwrap();
+        let d = super::super::decide_with(&key, text.trim_end(), &seen(&lines, Some("c3"), "/p"));
+        assert!(d.is_some_and(|d| d.note.contains("unchanged since your read")), "the first read was hidden");
+    }
 }

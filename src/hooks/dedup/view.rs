@@ -192,7 +192,10 @@ pub fn tool_text(agent: Agent, via: Via, output: &str) -> Option<String> {
             let end = rest.rfind("\nError: ")?;
             let tail = &rest[end..];
             let ok = tail.starts_with("\nError: (none)") && tail.contains("Exit Code: 0");
-            ok.then(|| rest[..end].to_string())
+            // `(empty)`: nothing came back (Qwen Code stops waiting for a command's pipes a fixed
+            // time after it exits). No read: taken as the file's text, it hid the earlier read
+            // that was still in context, and the next repeated read was shown in full.
+            (ok && &rest[..end] != "(empty)").then(|| rest[..end].to_string())
         }
     }
 }
@@ -260,6 +263,8 @@ mod tests {
         assert_eq!(tool_text(Agent::Qwen, Via::Shell, qwen).as_deref(), Some("x\ny"));
         let failed = "Command: cat a\nOutput: \nError: cat: a: No such file\nExit Code: 1";
         assert_eq!(tool_text(Agent::Qwen, Via::Shell, failed), None);
+        let empty = "Command: cat a\nDirectory: (root)\nOutput: (empty)\nError: (none)\nExit Code: 0\nSignal: (none)";
+        assert_eq!(tool_text(Agent::Qwen, Via::Shell, empty), None, "an output Qwen Code did not wait for is no read");
         let codex = "Chunk ID: 1\nWall time: 0.0 seconds\nProcess exited with code 0\nOutput:\nx\ny\n";
         assert_eq!(codex_rollout_text(codex).as_deref(), Some("x\ny\n"));
         assert_eq!(content("[refrain] a.rs is unchanged".into()), None);
