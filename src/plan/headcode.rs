@@ -70,6 +70,7 @@ pub fn encode(h: &Head) -> Vec<u8> {
     }
     list(&mut w, &h.constants);
     list(&mut w, &h.families);
+    list(&mut w, &h.programs);
     w
 }
 
@@ -97,7 +98,7 @@ pub fn decode(bytes: &[u8], bucket: &str) -> Option<Head> {
         let example = if f & 16 != 0 { Some(r.text()?) } else { None };
         slots.push(HeadSlot { name, kind, required: f & 1 != 0, default: f & 2 != 0, role, at, example });
     }
-    let (constants, families) = (r.list()?, r.list()?);
+    let (constants, families, programs) = (r.list()?, r.list()?, r.list()?);
     if !r.0.is_empty() {
         return None;
     }
@@ -111,6 +112,7 @@ pub fn decode(bytes: &[u8], bucket: &str) -> Option<Head> {
         slots,
         constants,
         families,
+        programs,
         side_effects: flags & 1 != 0,
         quarantined,
         bias,
@@ -216,6 +218,7 @@ mod tests {
             ],
             constants: vec!["release".into()],
             families: vec!["fs".into()],
+            programs: vec!["cargo".into()],
             side_effects: true,
             quarantined: Some("3 failure(s) in a row".into()),
             bias: 0.15,
