@@ -213,8 +213,11 @@ mod tests {
     use serde_json::{Map, json};
 
     fn head(task: &str, slots: serde_json::Value) -> Head {
-        let template: PlanTemplate =
-            serde_json::from_value(json!({"steps": [{"tool": "Bash", "inputs": "x"}], "slots": slots})).unwrap();
+        head_of(task, json!({"steps": [{"tool": "Bash", "inputs": "x"}], "slots": slots}))
+    }
+
+    fn head_of(task: &str, template: serde_json::Value) -> Head {
+        let template: PlanTemplate = serde_json::from_value(template).unwrap();
         let plan = StoredPlan {
             id: "p".into(),
             key: IntentKey::new("a", "b"),
@@ -285,27 +288,12 @@ mod tests {
 
     #[test]
     fn a_program_the_stored_task_names_must_be_named_again() {
-        let template: PlanTemplate = serde_json::from_value(json!({
-            "steps": [{"tool": "Bash", "inputs": {"command": "pnpm add {{params.p}} -g"}}],
-            "slots": [{"name": "p", "type": "string"}]}))
-        .unwrap();
-        let plan = StoredPlan {
-            id: "p".into(),
-            key: IntentKey::new("a", "b"),
-            template,
-            skeleton: vec![],
-            versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
-            provenance: Provenance {
-                source: "trace".into(),
-                task: "Install turbo globally with pnpm".into(),
-                confidence: None,
-            },
-            stored_at: 0,
-            last_hit_at: None,
-            counters: Counters::default(),
-            quarantined: None,
-        };
-        let h = Head::of(&plan, None);
+        let h = head_of(
+            "Install turbo globally with pnpm",
+            json!({
+                "steps": [{"tool": "Bash", "inputs": {"command": "pnpm add {{params.p}} -g"}}],
+                "slots": [{"name": "p", "type": "string"}]}),
+        );
         assert_eq!(h.programs, vec!["pnpm".to_string()]);
         assert_eq!(gate(&h, "Install turbo globally with pnpm"), Ok(()));
         assert_eq!(gate(&h, "Install turbo globally"), Ok(()), "naming no program is no other program");

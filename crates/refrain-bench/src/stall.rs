@@ -2,15 +2,21 @@
 //!
 //! Two `refrain serve` processes on one scratch project, the way two agents run it: the first owns
 //! the store, the second follows it. Client A sends cheap requests (an exact `response_cache_get`
-//! hit) to the owner and times each; client B keeps sending the slowest legal request through the
-//! follower (a cache-break report over a long session transcript, which is quadratic work the
-//! owner runs until its deadline). The report gives A's latency percentiles with B idle and with
-//! B busy, and their ratio.
+//! hit) to the owner back to back and times each; client B sends the slowest legal request through
+//! the follower (a cache-break report over a long session transcript, quadratic work the owner
+//! runs until its deadline). Idle and busy windows alternate in one run: B idle for a window, then
+//! one slow request in flight, then idle again. Both phases therefore see the same machine load,
+//! which on a shared machine drifts far more between runs than one slow request changes anything.
+//! A cheap request counts for the phase it started in; those that start between windows count for
+//! neither. The report gives each phase's p50 / p99 / p99.9 per run, the busy/idle ratios, their
+//! spread over the runs, and the load average around each run.
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -18,14 +24,22 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 /// Arguments of `refrain-bench stall`.
 #[derive(Debug, clap::Args)]
 pub struct StallArgs {
-    /// Cheap requests timed per phase.
-    #[arg(long, default_value_t = 1000)]
-    requests: usize,
+    /// Runs, each with fresh servers and store.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Idle/busy window pairs per run.
+    #[arg(long, default_value_t = 6)]
+    rounds: usize,
+    /// Length of an idle window, in milliseconds (a busy window lasts one slow request).
+    #[arg(long, default_value_t = 5_000)]
+    idle_ms: u64,
     /// Turns in the slow request's session transcript.
     #[arg(long, default_value_t = 6000)]
     turns: usize,
-    /// The slow request's deadline (server.request_timeout_ms), in milliseconds.
-    #[arg(long, default_value_t = 30_000)]
+    /// The slow request's deadline (server.request_timeout_ms), in milliseconds. The slow request
+    /// runs until it; a call gives way 50 ms after it starts whatever its deadline, so a shorter
+    /// deadline only makes windows shorter (and counts a slow call's first 50 ms more often).
+    #[arg(long, default_value_t = 5_000)]
     timeout_ms: u64,
 }
 
@@ -101,39 +115,67 @@ fn long_session(turns: usize) -> String {
     out
 }
 
-/// Times `n` exact hits; returns the latencies sorted.
-async fn cheap_latencies(s: &mut Serve, n: usize) -> anyhow::Result<Vec<Duration>> {
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
+const NEITHER: u8 = 0;
+const IDLE: u8 = 1;
+const BUSY: u8 = 2;
+
+/// Client A: exact hits back to back until `stop`; latencies of those started in each phase.
+async fn cheap_loop(
+    mut s: Serve,
+    phase: Arc<AtomicU8>,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<(Vec<Duration>, Vec<Duration>)> {
+    let (mut idle, mut busy) = (Vec::new(), Vec::new());
+    while !stop.load(Ordering::Relaxed) {
+        let p = phase.load(Ordering::Relaxed);
         let started = Instant::now();
         let r = s.call("response_cache_get", json!({"tool": "Grep", "args": {"pattern": "bench"}})).await?;
-        out.push(started.elapsed());
+        let took = started.elapsed();
         if r["result"]["structuredContent"]["status"] != "hit" {
             bail!("the cheap request did not hit: {r}");
         }
+        match p {
+            IDLE => idle.push(took),
+            BUSY => busy.push(took),
+            _ => {}
+        }
     }
-    out.sort();
-    Ok(out)
+    idle.sort();
+    busy.sort();
+    Ok((idle, busy))
 }
 
-fn pct(sorted: &[Duration], p: f64) -> Duration {
+fn pct(sorted: &[Duration], p: f64) -> f64 {
     let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len().max(1)) - 1;
-    sorted.get(i).copied().unwrap_or_default()
+    sorted.get(i).copied().unwrap_or_default().as_secs_f64() * 1000.0
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+fn load_average() -> String {
+    let s = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
 
-/// Runs the benchmark and prints the report.
-pub async fn run(args: StallArgs) -> anyhow::Result<()> {
-    let scratch = std::env::temp_dir().join(format!("refrain-bench-stall-{}", std::process::id()));
+/// One run's figures.
+struct RunFigures {
+    idle: Vec<Duration>,
+    busy: Vec<Duration>,
+    slow: Vec<(Duration, bool)>,
+    load: (String, String),
+}
+
+impl RunFigures {
+    fn ratio(&self, p: f64) -> f64 {
+        pct(&self.busy, p) / pct(&self.idle, p).max(1e-9)
+    }
+}
+
+/// One run: fresh servers, `rounds` idle/busy window pairs.
+async fn one_run(args: &StallArgs, scratch: &Path, transcript: &Path) -> anyhow::Result<RunFigures> {
     let (project, home) = (scratch.join("project"), scratch.join("home"));
     std::fs::create_dir_all(&project)?;
     std::fs::create_dir_all(&home)?;
-    let transcript = project.join("long-session.jsonl");
-    std::fs::write(&transcript, long_session(args.turns))?;
-
+    let transcript_here = project.join("long-session.jsonl");
+    std::fs::copy(transcript, &transcript_here)?;
     let refrain = crate::driver::binary();
     let mut owner = Serve::start(&refrain, &project, &home, args.timeout_ms).await?;
     owner
@@ -141,49 +183,95 @@ pub async fn run(args: StallArgs) -> anyhow::Result<()> {
         .await?;
     let mut follower = Serve::start(&refrain, &project, &home, args.timeout_ms).await?;
     follower.call("cache_stats", json!({})).await?;
+    for _ in 0..200 {
+        owner.call("response_cache_get", json!({"tool": "Grep", "args": {"pattern": "bench"}})).await?; // warm up
+    }
 
-    cheap_latencies(&mut owner, args.requests.min(100)).await?; // warm up
-    let idle = cheap_latencies(&mut owner, args.requests).await?;
+    let load_before = load_average();
+    let (phase, stop) = (Arc::new(AtomicU8::new(NEITHER)), Arc::new(AtomicBool::new(false)));
+    let cheap = tokio::spawn(cheap_loop(owner, phase.clone(), stop.clone()));
+    let slow_args = json!({"transcript": transcript_here});
+    let mut slow = Vec::new();
+    for _ in 0..args.rounds {
+        phase.store(IDLE, Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_millis(args.idle_ms)).await;
+        phase.store(BUSY, Ordering::Relaxed);
+        let started = Instant::now();
+        let r = follower.call("explain_cache_break", slow_args.clone()).await;
+        slow.push((started.elapsed(), r.map(|v| v["result"]["isError"] == true).unwrap_or(true)));
+        // The slow call's thread retires as it answers; the next idle window starts after that.
+        phase.store(NEITHER, Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let (idle, busy) = cheap.await??;
+    Ok(RunFigures { idle, busy, slow, load: (load_before, load_average()) })
+}
 
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = stop.clone();
-    let slow_args = json!({"transcript": transcript});
-    let slow = tokio::spawn(async move {
-        let mut sent = Vec::new();
-        while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-            let started = Instant::now();
-            let r = follower.call("explain_cache_break", slow_args.clone()).await;
-            sent.push((started.elapsed(), r.map(|v| v["result"]["isError"] == true).unwrap_or(true)));
-        }
-        sent
-    });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let busy = cheap_latencies(&mut owner, args.requests).await?;
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let slow_calls = slow.await?;
+fn spread(mut v: Vec<f64>) -> String {
+    v.sort_by(f64::total_cmp);
+    let median = v.get(v.len() / 2).copied().unwrap_or(0.0);
+    format!(
+        "min {:.2}  median {:.2}  max {:.2}",
+        v.first().copied().unwrap_or(0.0),
+        median,
+        v.last().copied().unwrap_or(0.0)
+    )
+}
 
-    let report = |name: &str, l: &[Duration]| {
-        eprintln!(
-            "{name:<26} p50 {:>8.2} ms  p90 {:>8.2} ms  p99 {:>8.2} ms  max {:>8.2} ms",
-            ms(pct(l, 0.5)),
-            ms(pct(l, 0.9)),
-            ms(pct(l, 0.99)),
-            ms(pct(l, 1.0))
-        );
-    };
-    eprintln!("cheap request: exact response_cache_get hit, {} per phase", args.requests);
+/// Runs the benchmark and prints the report.
+pub async fn run(args: StallArgs) -> anyhow::Result<()> {
+    let scratch = std::env::temp_dir().join(format!("refrain-bench-stall-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    let transcript = scratch.join("long-session.jsonl");
+    std::fs::write(&transcript, long_session(args.turns))?;
     eprintln!(
-        "slow request: explain_cache_break over a {}-turn session, deadline {} ms; {} sent while timed, each {:.1} s on average ({} over budget)",
-        args.turns,
-        args.timeout_ms,
-        slow_calls.len(),
-        slow_calls.iter().map(|(d, _)| d.as_secs_f64()).sum::<f64>() / slow_calls.len().max(1) as f64,
-        slow_calls.iter().filter(|(_, over)| *over).count()
+        "cheap request: exact response_cache_get hit on the owner, back to back; slow request: explain_cache_break over a {}-turn session through the follower, deadline {} ms",
+        args.turns, args.timeout_ms
     );
-    report("idle", &idle);
-    report("while slow requests run", &busy);
-    eprintln!("p99 ratio busy/idle: {:.2}", ms(pct(&busy, 0.99)) / ms(pct(&idle, 0.99)).max(1e-9));
-    drop(owner);
+    eprintln!(
+        "{} runs of {} rounds: {} ms idle, then one slow request in flight (busy); the phases alternate within each run",
+        args.runs, args.rounds, args.idle_ms
+    );
+    let mut runs = Vec::new();
+    for i in 0..args.runs {
+        let dir = scratch.join(format!("run{i}"));
+        let f = one_run(&args, &dir, &transcript).await.with_context(|| format!("run {}", i + 1))?;
+        let _ = std::fs::remove_dir_all(&dir);
+        let line = |l: &[Duration]| {
+            format!(
+                "n {:>6}  p50 {:>6.2}  p99 {:>6.2}  p99.9 {:>6.2}  max {:>7.2} ms",
+                l.len(),
+                pct(l, 0.5),
+                pct(l, 0.99),
+                pct(l, 0.999),
+                pct(l, 1.0)
+            )
+        };
+        let over = f.slow.iter().filter(|(_, over)| *over).count();
+        let secs = f.slow.iter().map(|(d, _)| d.as_secs_f64()).sum::<f64>() / f.slow.len().max(1) as f64;
+        eprintln!(
+            "run {}: load 1/5/15 min {} -> {}; slow requests {} ({} at their deadline), {:.1} s each",
+            i + 1,
+            f.load.0,
+            f.load.1,
+            f.slow.len(),
+            over,
+            secs
+        );
+        eprintln!("  idle  {}", line(&f.idle));
+        eprintln!("  busy  {}", line(&f.busy));
+        eprintln!("  busy/idle  p50 {:.2}  p99 {:.2}  p99.9 {:.2}", f.ratio(0.5), f.ratio(0.99), f.ratio(0.999));
+        runs.push(f);
+    }
+    let within = runs.iter().filter(|f| f.ratio(0.99) <= 2.0).count();
+    eprintln!("over {} runs:", runs.len());
+    eprintln!("  idle p99        {}", spread(runs.iter().map(|f| pct(&f.idle, 0.99)).collect()));
+    eprintln!("  busy p99        {}", spread(runs.iter().map(|f| pct(&f.busy, 0.99)).collect()));
+    eprintln!("  busy/idle p50   {}", spread(runs.iter().map(|f| f.ratio(0.5)).collect()));
+    eprintln!("  busy/idle p99   {}", spread(runs.iter().map(|f| f.ratio(0.99)).collect()));
+    eprintln!("  busy/idle p99.9 {}", spread(runs.iter().map(|f| f.ratio(0.999)).collect()));
+    eprintln!("  p99 within 2x of idle in {within} of {} runs", runs.len());
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
 }
