@@ -42,7 +42,8 @@ pub fn run(global: &GlobalArgs, args: IndexArgs) -> anyhow::Result<ExitCode> {
         let root = project.root.display().to_string();
         let link = Link::open(project, sourced.config).await?;
         // Owns the store when no server does; follows (and is refused below) when one does.
-        if let Some(Err(e)) = link.establish_in_background(std::time::Duration::from_secs(30)).await {
+        let wait = std::time::Duration::from_secs(30);
+        if let Some(Err(e)) = link.establish_in_background(wait).await.outcome(std::time::Duration::ZERO).await {
             return Err(e.into());
         }
         let Some(app) = link.local_app().await else { return Err(Owned { project: root }.into()) };

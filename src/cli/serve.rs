@@ -1,9 +1,15 @@
 //! `refrain serve`: the MCP server over stdio (default) or HTTP.
 
 use super::GlobalArgs;
-use crate::server::{Handler, Link, stdio, stdout};
+use crate::server::{Establishing, Handler, Link, stdio, stdout};
 use clap::Args;
 use std::process::ExitCode;
+use std::time::Duration;
+
+/// How long the start waits for the store to open before answering `initialize` anyway.
+const START_WAIT: Duration = Duration::from_millis(20);
+/// How long an exit waits for a store still opening (to report a failure, or to flush).
+const EXIT_WAIT: Duration = Duration::from_secs(5);
 
 /// Arguments of `refrain serve`.
 #[derive(Debug, Args)]
@@ -28,22 +34,30 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         let max = config.server.max_message_bytes;
         let link = Link::open(project, config.clone()).await?;
-        // `initialize` never waits for another process (the owner may be stopped); opening the
-        // store here is waited for, so a store that cannot be opened stops the start.
-        let wait = if link.owner_running() { 0 } else { 10 };
-        if let Some(Err(e)) = link.establish_in_background(std::time::Duration::from_secs(wait)).await
-            && e.is_fatal()
-        {
-            return Err(e.into());
-        }
+        // `initialize` waits for nothing: a large store takes a while to open (sled reads its
+        // log) and the owner may be stopped. Tool calls wait for the link instead. A store that
+        // cannot be opened is usually known within `START_WAIT`, and the start fails with it;
+        // known later, every tool call is answered with it and the exit fails with it.
+        let establishing = link.establish_in_background(START_WAIT).await;
+        let establishing = match establishing {
+            Establishing::Done(Err(e)) if e.is_fatal() => return Err(e.into()),
+            other => other,
+        };
         let handler = Handler::new(link.clone());
         match (args.http, protocol_out) {
             (Some(addr), _) => crate::server::http::serve(addr, handler, &config).await?,
             (None, Some(out)) => stdio::serve(tokio::io::stdin(), out, handler, max).await?,
             (None, None) => anyhow::bail!("stdout could not be claimed for the protocol"),
         }
+        let failed = match establishing.outcome(EXIT_WAIT).await {
+            Some(Err(e)) if e.is_fatal() => Some(e),
+            _ => None,
+        };
         link.shutdown().await;
         drop(link);
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
         Ok::<_, anyhow::Error>(())
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));

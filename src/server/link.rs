@@ -105,6 +105,28 @@ struct State {
     failed: Option<(Instant, String)>,
 }
 
+/// A link being established in the background (see `Link::establish_in_background`).
+pub enum Establishing {
+    /// Known within the wait.
+    Done(Result<(), Error>),
+    /// Still going on: the task ends with the outcome.
+    Pending(tokio::task::JoinHandle<Result<(), Error>>),
+}
+
+impl Establishing {
+    /// The outcome, waiting for it at most `wait` more (None when still not known).
+    pub async fn outcome(self, wait: Duration) -> Option<Result<(), Error>> {
+        match self {
+            Establishing::Done(outcome) => Some(outcome),
+            Establishing::Pending(task) => match tokio::time::timeout(wait, task).await {
+                Ok(Ok(outcome)) => Some(outcome),
+                Ok(Err(e)) => Some(Err(Error::Failed(format!("establishing the link failed inside refrain: {e}")))),
+                Err(_) => None,
+            },
+        }
+    }
+}
+
 /// Whether this process may become the owner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -145,15 +167,17 @@ impl Link {
         owner::is_held(&self.project).unwrap_or(false)
     }
 
-    /// Establishes the link in the background; returns at once with its outcome once it is known
-    /// within `wait`, or None while it is still being established (an owner slow to answer).
-    /// A store that cannot be opened is known at once, so `serve` can refuse to start.
-    pub async fn establish_in_background(self: &Arc<Self>, wait: Duration) -> Option<Result<(), Error>> {
+    /// Establishes the link in the background: its outcome when it is known within `wait`, else
+    /// the task still establishing it (a large store still opening, an owner slow to answer).
+    pub async fn establish_in_background(self: &Arc<Self>, wait: Duration) -> Establishing {
         let link = self.clone();
         let mut task = tokio::spawn(async move { link.recover(0, Instant::now()).await });
         match tokio::time::timeout(wait, &mut task).await {
-            Ok(Ok(outcome)) => Some(outcome),
-            Ok(Err(_)) | Err(_) => None,
+            Ok(Ok(outcome)) => Establishing::Done(outcome),
+            Ok(Err(e)) => {
+                Establishing::Done(Err(Error::Failed(format!("establishing the link failed inside refrain: {e}"))))
+            }
+            Err(_) => Establishing::Pending(task),
         }
     }
 
@@ -310,7 +334,7 @@ impl Link {
         while started.elapsed() < ESTABLISH_DEADLINE {
             let lock = if self.role == Role::Serve { owner::try_lock(&self.project)? } else { None };
             if let Some(lock) = lock {
-                match self.become_owner(lock) {
+                match self.open_store().await.and_then(|store| self.become_owner(lock, store)) {
                     Ok(conn) => return Ok(conn),
                     Err(Error::Store(store::Error::Locked { .. })) => {
                         last = "store still held by the previous owner".into()
@@ -363,8 +387,17 @@ impl Link {
         }
     }
 
-    fn become_owner(self: &Arc<Self>, lock: std::fs::File) -> Result<Conn, Error> {
-        let store = Store::open(&self.project.db_dir())?;
+    /// Opens the project's store off the async workers (a large store takes a while: sled reads
+    /// its log), so the protocol keeps answering meanwhile.
+    async fn open_store(&self) -> Result<Store, Error> {
+        let dir = self.project.db_dir();
+        match tokio::task::spawn_blocking(move || Store::open(&dir)).await {
+            Ok(opened) => Ok(opened?),
+            Err(e) => Err(Error::Failed(format!("opening the store failed inside refrain: {e}"))),
+        }
+    }
+
+    fn become_owner(self: &Arc<Self>, lock: std::fs::File, store: Store) -> Result<Conn, Error> {
         let app = App::start(self.config.clone(), self.project.clone(), store);
         crate::team::start(&app);
         let guard = owner::listen(lock, &self.project.socket_path(), Handler::new(self.clone()))?;

@@ -12,4 +12,4 @@ pub mod stdio;
 pub mod stdout;
 
 pub use handler::Handler;
-pub use link::Link;
+pub use link::{Establishing, Link};

@@ -212,6 +212,40 @@ async fn a_corrupt_store_is_reported_and_left_untouched() {
 }
 
 #[tokio::test]
+async fn initialize_is_answered_while_the_store_is_still_opening_and_a_tool_call_waits_for_it() {
+    let env = Env::without_model();
+    let s = env.serve().await;
+    s.ok(
+        "response_cache_put",
+        json!({"namespace": "open", "tool": "WebFetch", "args": {"url": "https://example.com/a"},
+        "result": "page a", "read_only": true}),
+    )
+    .await;
+    let store = s.ok("cache_stats", json!({})).await["store_path"].as_str().unwrap().to_string();
+    s.stop().await;
+    // The store is held elsewhere (as by a previous owner still exiting, or a store slow to
+    // open): the new server cannot open it until it is let go.
+    let held = refrain::store::Store::open(std::path::Path::new(&store)).expect("hold the store");
+    let started = std::time::Instant::now();
+    let s = env.serve().await;
+    let waited = started.elapsed();
+    // Before, the start waited up to 10 s for the store; now `initialize` waits for nothing.
+    assert!(waited < Duration::from_secs(5), "initialize waited {waited:?} for a store that could not be opened yet");
+    let get = json!({"namespace": "open", "tool": "WebFetch", "args": {"url": "https://example.com/a"}});
+    let call = tokio::spawn(async move {
+        let out = s.ok("response_cache_get", get).await;
+        (s, out)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!call.is_finished(), "a tool call was answered while the store was still held");
+    drop(held);
+    let (s, out) = call.await.expect("the tool call");
+    assert_eq!(out["status"], "hit", "{out}");
+    assert_eq!(out["result"], "page a", "{out}");
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn acknowledged_writes_survive_the_owner_being_killed_mid_burst() {
     let env = Env::without_model();
     let owner = env.serve().await;
