@@ -26,7 +26,7 @@ use crate::app::App;
 use crate::stats;
 use crate::verify::{Candidate, Kind};
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// One candidate on its way through the gates.
 struct Cand {
@@ -93,15 +93,27 @@ async fn lookup_with(
     };
     let key = IntentKey::of(&n);
     let new = NewTask::new(&clean);
-    let (found, mut read, query, meaning) = gather(app, &new, &key).await?;
+    let Gathered { mut found, same_text, mut read, query, meaning } = gather(app, &new, &key).await?;
+    let mut near = nearest(app, query.as_deref(), &mut found, &read, app.config.matching.candidates);
+    near.extend(same_text);
     let mut cands = Vec::with_capacity(found.len());
     for (id, cosine) in found {
+        // Beyond the nearest few, a candidate costs a head read and the text gates: only an
+        // explaining lookup pays that, to report it.
+        let beyond = !near.contains(&id);
+        if beyond && !explain {
+            continue;
+        }
         let head = match read.remove(&id) {
             Some(h) => Some(h),
             None => library::head(&app.store, &id)?,
         };
         if let Some(head) = head {
-            cands.push(gate(head, cosine, &new, context, caps));
+            let mut c = gate(head, cosine, &new, context, caps);
+            if beyond && c.failed.is_none() {
+                c.failed = Some(("not_nearest".into(), "not among the nearest stored tasks".into()));
+            }
+            cands.push(c);
         }
     }
     fill_cosines(app, query.as_deref(), &mut cands, explain);
@@ -148,8 +160,7 @@ async fn lookup_with(
     Ok(Lookup { hit: None, suggestion, task: n, key, masked, reason, candidates, meaning })
 }
 
-/// Candidate ids with their cosine when known, the heads already read (the buckets'), the query
-/// vector, and how meaning was found.
+/// Gathers the candidates: the task's own text, the index's neighbours, the buckets' heads.
 async fn gather(app: &App, new: &NewTask, key: &IntentKey) -> Result<Gathered, Error> {
     let cfg = &app.config.plans;
     let mut found: Vec<(String, Option<f32>)> = Vec::new();
@@ -160,8 +171,9 @@ async fn gather(app: &App, new: &NewTask, key: &IntentKey) -> Result<Gathered, E
         Some(f) => f.1 = f.1.or(cos),
         None => found.push((id, cos)),
     };
-    for id in library::same_text(&app.store, &new.text)? {
-        push(&mut found, id, None);
+    let same_text = library::same_text(&app.store, &new.text)?;
+    for id in &same_text {
+        push(&mut found, id.clone(), None);
     }
     let (query, meaning) = match embed(app, &new.masked.text).await {
         Ok(v) => {
@@ -185,10 +197,22 @@ async fn gather(app: &App, new: &NewTask, key: &IntentKey) -> Result<Gathered, E
             read.insert(h.id.clone(), h);
         }
     }
-    Ok((found, read, query, meaning))
+    Ok(Gathered { found, same_text, read, query, meaning })
 }
 
-type Gathered = (Vec<(String, Option<f32>)>, HashMap<String, Head>, Option<Vec<f32>>, String);
+/// What `gather` found.
+struct Gathered {
+    /// Candidate ids with their cosine when known.
+    found: Vec<(String, Option<f32>)>,
+    /// The ids whose stored text is the task's own (they always go through the gates).
+    same_text: Vec<String>,
+    /// The heads already read (the buckets').
+    read: HashMap<String, Head>,
+    /// The masked task's vector, when the model is ready.
+    query: Option<Vec<f32>>,
+    /// How meaning was found.
+    meaning: String,
+}
 
 /// The masked task's embedding, unless the model is not ready (a lookup never waits for it).
 async fn embed(app: &App, masked: &str) -> Result<Vec<f32>, String> {
@@ -283,6 +307,30 @@ fn fill_cosines(app: &App, query: Option<&[f32]>, cands: &mut [Cand], all: bool)
             c.cosine = Some(crate::embed::cosine(q, &v));
         }
     }
+}
+
+/// The candidates that go through the gates (besides the task's own text): every one with no
+/// cosine to rank by (no model), and the `limit` nearest by cosine. The bucket heads' cosines come from the loaded scope's codes, so
+/// this costs no store read; the index's neighbours carry theirs.
+fn nearest(
+    app: &App,
+    query: Option<&[f32]>,
+    found: &mut [(String, Option<f32>)],
+    read: &HashMap<String, Head>,
+    limit: usize,
+) -> HashSet<String> {
+    if let (Some(q), Some(index)) = (query, app.index_now()) {
+        for (id, cos) in found.iter_mut().filter(|(_, c)| c.is_none()) {
+            if let Some(v) = read.get(id).and_then(|h| h.vector).and_then(|v| index.stored_vector(SCOPE, v)) {
+                *cos = Some(crate::embed::cosine(q, &v));
+            }
+        }
+    }
+    let mut ranked: Vec<(&String, f32)> = found.iter().filter_map(|(id, c)| c.map(|c| (id, c))).collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let mut keep: HashSet<String> = ranked.iter().take(limit.max(1)).map(|(id, _)| (*id).clone()).collect();
+    keep.extend(found.iter().filter(|(_, c)| c.is_none()).map(|(id, _)| id.clone()));
+    keep
 }
 
 /// Exact matches are accepted as they are; the others go to the verifier, one batch per
