@@ -149,6 +149,22 @@ mod tests {
     }
 
     #[test]
+    fn plans_sharing_a_masked_text_are_found_up_to_the_limit_and_the_own_text_always() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        // 40 plans whose tasks differ only by a path: one masked text.
+        let recs: Vec<Record> = (0..40).map(|n| record(&format!("update src/f{n}.rs"), n)).collect();
+        recs.iter().for_each(|r| put(&store, r).unwrap());
+        let own = crate::plan::library::same_text(&store, "update src/f39.rs", 8).unwrap();
+        assert_eq!(own.own, vec![recs[39].plan.id.clone()]);
+        assert_eq!(own.masked.len(), 8, "{own:?}");
+        assert!(!own.masked.contains(&recs[39].plan.id));
+        let other = crate::plan::library::same_text(&store, "update lib/other.rs", 100).unwrap();
+        assert!(other.own.is_empty());
+        assert_eq!(other.masked.len(), 40);
+    }
+
+    #[test]
     fn an_older_stores_heads_are_read_and_moved_into_the_bucket_rows() {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (record("update src/a.rs", 1), record("update src/b.rs", 2));

@@ -75,19 +75,32 @@ pub fn text_hashes(task: &str) -> [String; 2] {
     [hash("text", &mask::canonical(task)), hash("masked", &mask::canonical(&mask::mask(task).text))]
 }
 
-/// Plans stored for a task with the same text, or the same masked text.
-pub fn same_text(store: &Store, task: &str) -> Result<Vec<String>, Error> {
-    let mut out = Vec::new();
-    for h in text_hashes(task) {
-        let prefix = Key::new().text(&h).into_bytes();
-        for k in store.keys(trees::PLAN_TEXTS, &prefix)? {
-            let id = String::from_utf8_lossy(&k[prefix.len()..k.len().saturating_sub(1)]).into_owned();
-            if !out.contains(&id) {
-                out.push(id);
-            }
-        }
-    }
-    Ok(out)
+/// Plans stored for a task with the same text, and for the same masked text.
+#[derive(Debug, Default)]
+pub struct SameText {
+    /// Plans stored for this very text (case, spacing and end punctuation aside).
+    pub own: Vec<String>,
+    /// Other plans stored for a task with the same masked text.
+    pub masked: Vec<String>,
+}
+
+/// Plans stored for a task with the same text, or the same masked text: at most `limit` of each,
+/// in id order (a masked text thousands of plans share must not cost every lookup thousands of
+/// reads).
+pub fn same_text(store: &Store, task: &str, limit: usize) -> Result<SameText, Error> {
+    let [text, masked] = text_hashes(task);
+    let ids = |h: &str| -> Result<Vec<String>, Error> {
+        let prefix = Key::new().text(h).into_bytes();
+        let mut out = Vec::new();
+        store.scan_bytes(trees::PLAN_TEXTS, &prefix, |k, _| {
+            out.push(String::from_utf8_lossy(&k[prefix.len()..k.len().saturating_sub(1)]).into_owned());
+            out.len() < limit.max(1)
+        })?;
+        Ok(out)
+    };
+    let own = ids(&text)?;
+    let masked = ids(&masked)?.into_iter().filter(|id| !own.contains(id)).collect();
+    Ok(SameText { own, masked })
 }
 
 /// A plan's head (see `heads::by_id`).

@@ -93,9 +93,9 @@ async fn lookup_with(
     };
     let key = IntentKey::of(&n);
     let new = NewTask::new(&clean);
-    let Gathered { mut found, same_text, mut read, query, meaning } = gather(app, &new, &key).await?;
-    let mut near = nearest(app, query.as_deref(), &mut found, &read, app.config.matching.candidates);
-    near.extend(same_text);
+    let Gathered { mut found, same, mut read, query, meaning } = gather(app, &new, &key).await?;
+    let mut near = nearest(app, query.as_deref(), &mut found, &read, &same.masked, app.config.matching.candidates);
+    near.extend(same.own);
     let mut cands = Vec::with_capacity(found.len());
     for (id, cosine) in found {
         // Beyond the nearest few, a candidate costs a head read and the text gates: only an
@@ -171,8 +171,8 @@ async fn gather(app: &App, new: &NewTask, key: &IntentKey) -> Result<Gathered, E
         Some(f) => f.1 = f.1.or(cos),
         None => found.push((id, cos)),
     };
-    let same_text = library::same_text(&app.store, &new.text)?;
-    for id in &same_text {
+    let same = library::same_text(&app.store, &new.text, cfg.bucket_candidates)?;
+    for id in same.own.iter().chain(&same.masked) {
         push(&mut found, id.clone(), None);
     }
     let (query, meaning) = match embed(app, &new.masked.text).await {
@@ -197,15 +197,16 @@ async fn gather(app: &App, new: &NewTask, key: &IntentKey) -> Result<Gathered, E
             read.insert(h.id.clone(), h);
         }
     }
-    Ok(Gathered { found, same_text, read, query, meaning })
+    Ok(Gathered { found, same, read, query, meaning })
 }
 
 /// What `gather` found.
 struct Gathered {
     /// Candidate ids with their cosine when known.
     found: Vec<(String, Option<f32>)>,
-    /// The ids whose stored text is the task's own (they always go through the gates).
-    same_text: Vec<String>,
+    /// The plans stored for the task's own text (they always go through the gates) and for its
+    /// masked text.
+    same: library::SameText,
     /// The heads already read (the buckets').
     read: HashMap<String, Head>,
     /// The masked task's vector, when the model is ready.
@@ -309,28 +310,33 @@ fn fill_cosines(app: &App, query: Option<&[f32]>, cands: &mut [Cand], all: bool)
     }
 }
 
-/// The candidates that go through the gates (besides the task's own text): every one with no
-/// cosine to rank by (no model), and the `limit` nearest by cosine. The bucket heads' cosines come from the loaded scope's codes, so
-/// this costs no store read; the index's neighbours carry theirs.
+/// The candidates that go through the gates besides the task's own text: the `limit` nearest,
+/// those with the same masked text first (their cosine is 1 by construction), then by cosine.
+/// Bucket heads get their cosine from the loaded scope's codes, so ranking costs no store read;
+/// the index's neighbours carry theirs. Without a query vector (no model) every candidate goes
+/// on; with one, a candidate that has no cosine and another masked text could not pass anyway.
 fn nearest(
     app: &App,
     query: Option<&[f32]>,
     found: &mut [(String, Option<f32>)],
     read: &HashMap<String, Head>,
+    masked: &[String],
     limit: usize,
 ) -> HashSet<String> {
-    if let (Some(q), Some(index)) = (query, app.index_now()) {
-        for (id, cos) in found.iter_mut().filter(|(_, c)| c.is_none()) {
-            if let Some(v) = read.get(id).and_then(|h| h.vector).and_then(|v| index.stored_vector(SCOPE, v)) {
-                *cos = Some(crate::embed::cosine(q, &v));
-            }
+    let (Some(q), Some(index)) = (query, app.index_now()) else {
+        return found.iter().map(|(id, _)| id.clone()).collect();
+    };
+    for (id, cos) in found.iter_mut().filter(|(_, c)| c.is_none()) {
+        if let Some(v) = read.get(id).and_then(|h| h.vector).and_then(|v| index.stored_vector(SCOPE, v)) {
+            *cos = Some(crate::embed::cosine(q, &v));
         }
     }
-    let mut ranked: Vec<(&String, f32)> = found.iter().filter_map(|(id, c)| c.map(|c| (id, c))).collect();
+    let mut ranked: Vec<(&String, f32)> = found
+        .iter()
+        .filter_map(|(id, c)| if masked.contains(id) { Some((id, 2.0)) } else { c.map(|c| (id, c)) })
+        .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    let mut keep: HashSet<String> = ranked.iter().take(limit.max(1)).map(|(id, _)| (*id).clone()).collect();
-    keep.extend(found.iter().filter(|(_, c)| c.is_none()).map(|(id, _)| id.clone()));
-    keep
+    ranked.into_iter().take(limit.max(1)).map(|(id, _)| id.clone()).collect()
 }
 
 /// Exact matches are accepted as they are; the others go to the verifier, one batch per
