@@ -335,20 +335,7 @@ mod tests {
     fn head(task: &str, slots: serde_json::Value) -> Head {
         let template: PlanTemplate =
             serde_json::from_value(json!({"steps": [{"tool": "Bash", "inputs": "x"}], "slots": slots})).unwrap();
-        let key = IntentKey::new("add", "x");
-        let plan = StoredPlan {
-            id: "p".into(),
-            key,
-            template,
-            skeleton: vec![],
-            versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
-            provenance: Provenance { source: "trace".into(), task: task.into(), confidence: None },
-            stored_at: 0,
-            last_hit_at: None,
-            counters: Counters::default(),
-            quarantined: None,
-        };
-        Head::of(&plan, None)
+        Head::of(&StoredPlan::for_test(task, IntentKey::new("add", "x"), template), None)
     }
 
     fn filled(h: &Head, task: &str) -> Vec<Option<String>> {

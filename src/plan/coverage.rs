@@ -218,19 +218,7 @@ mod tests {
 
     fn head_of(task: &str, template: serde_json::Value) -> Head {
         let template: PlanTemplate = serde_json::from_value(template).unwrap();
-        let plan = StoredPlan {
-            id: "p".into(),
-            key: IntentKey::new("a", "b"),
-            template,
-            skeleton: vec![],
-            versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
-            provenance: Provenance { source: "trace".into(), task: task.into(), confidence: None },
-            stored_at: 0,
-            last_hit_at: None,
-            counters: Counters::default(),
-            quarantined: None,
-        };
-        Head::of(&plan, None)
+        Head::of(&StoredPlan::for_test(task, IntentKey::new("a", "b"), template), None)
     }
 
     fn gate(h: &Head, task: &str) -> Result<(), String> {

@@ -218,19 +218,7 @@ mod tests {
 
     fn plan(task: &str, template: serde_json::Value) -> StoredPlan {
         let template: PlanTemplate = serde_json::from_value(template).unwrap();
-        let key = IntentKey::new("add", "flag");
-        StoredPlan {
-            id: plan_id(&key.bucket, &template),
-            key,
-            template,
-            skeleton: vec![],
-            versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
-            provenance: Provenance { source: "template".into(), task: task.into(), confidence: None },
-            stored_at: 0,
-            last_hit_at: None,
-            counters: Counters::default(),
-            quarantined: None,
-        }
+        StoredPlan::for_test(task, IntentKey::new("add", "flag"), template)
     }
 
     #[test]

@@ -106,19 +106,7 @@ mod tests {
             "slots": [{"name": "path", "type": "path"}]
         }))
         .unwrap();
-        let key = IntentKey::new("update", "file");
-        let plan = StoredPlan {
-            id: plan_id(&key.bucket, &template),
-            key,
-            template,
-            skeleton: vec![],
-            versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
-            provenance: Provenance { source: "template".into(), task: task.into(), confidence: None },
-            stored_at: 0,
-            last_hit_at: None,
-            counters: Counters::default(),
-            quarantined: None,
-        };
+        let plan = StoredPlan::for_test(task, IntentKey::new("update", "file"), template);
         Record { plan, vector: Some(u64::from(n)) }
     }
 

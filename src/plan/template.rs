@@ -281,6 +281,26 @@ impl Transform {
 }
 
 #[cfg(test)]
+impl StoredPlan {
+    /// A plan as stored for `task` from `template` under `key`, for tests: its id from the
+    /// template, fresh counters, never hit, not quarantined.
+    pub fn for_test(task: &str, key: IntentKey, template: PlanTemplate) -> StoredPlan {
+        StoredPlan {
+            id: plan_id(&key.bucket, &template),
+            key,
+            template,
+            skeleton: vec![],
+            versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
+            provenance: Provenance { source: "template".into(), task: task.into(), confidence: None },
+            stored_at: 0,
+            last_hit_at: None,
+            counters: Counters::default(),
+            quarantined: None,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use rstest::rstest;
