@@ -114,15 +114,24 @@ pub enum Establishing {
 }
 
 impl Establishing {
+    /// Waits at most `wait` for a pending outcome; still pending past it.
+    async fn settle(self, wait: Duration) -> Establishing {
+        let Establishing::Pending(mut task) = self else { return self };
+        match tokio::time::timeout(wait, &mut task).await {
+            Ok(joined) => {
+                Establishing::Done(joined.unwrap_or_else(|e| {
+                    Err(Error::Failed(format!("establishing the link failed inside refrain: {e}")))
+                }))
+            }
+            Err(_) => Establishing::Pending(task),
+        }
+    }
+
     /// The outcome, waiting for it at most `wait` more (None when still not known).
     pub async fn outcome(self, wait: Duration) -> Option<Result<(), Error>> {
-        match self {
+        match self.settle(wait).await {
             Establishing::Done(outcome) => Some(outcome),
-            Establishing::Pending(task) => match tokio::time::timeout(wait, task).await {
-                Ok(Ok(outcome)) => Some(outcome),
-                Ok(Err(e)) => Some(Err(Error::Failed(format!("establishing the link failed inside refrain: {e}")))),
-                Err(_) => None,
-            },
+            Establishing::Pending(_) => None,
         }
     }
 }
@@ -171,14 +180,7 @@ impl Link {
     /// the task still establishing it (a large store still opening, an owner slow to answer).
     pub async fn establish_in_background(self: &Arc<Self>, wait: Duration) -> Establishing {
         let link = self.clone();
-        let mut task = tokio::spawn(async move { link.recover(0, Instant::now()).await });
-        match tokio::time::timeout(wait, &mut task).await {
-            Ok(Ok(outcome)) => Establishing::Done(outcome),
-            Ok(Err(e)) => {
-                Establishing::Done(Err(Error::Failed(format!("establishing the link failed inside refrain: {e}"))))
-            }
-            Err(_) => Establishing::Pending(task),
-        }
+        Establishing::Pending(tokio::spawn(async move { link.recover(0, Instant::now()).await })).settle(wait).await
     }
 
     /// The project this link serves.
