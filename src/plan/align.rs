@@ -44,6 +44,15 @@ impl NewTask {
         let t = &self.tokens[token];
         t.value.and_then(|v| self.masked.spans.get(v)).map(|s| s.value.clone()).unwrap_or_else(|| t.text.clone())
     }
+
+    /// Whether a token is an extension the task wrote as a glob (`*.log`: the value is `.log`,
+    /// the star stayed text).
+    pub fn starred_extension(&self, token: usize) -> bool {
+        let Some(span) = self.tokens.get(token).and_then(|t| t.value).and_then(|v| self.masked.spans.get(v)) else {
+            return false;
+        };
+        span.value.starts_with('.') && self.text[..span.start].ends_with('*')
+    }
 }
 
 /// Where a slot's value came from.
@@ -234,12 +243,14 @@ fn substitution(head: &Head, new: &NewTask, stored: &HashSet<&str>, used: &HashS
     }
     let new_words: HashSet<&str> = new.tokens.iter().map(|t| t.lower.as_str()).collect();
     let n = head.words.len();
-    (0..n).find_map(|a| {
+    // Never the first word: where a task starts is its action ("Kill the socket connections to
+    // <ip>" is not "Show the socket connections to <ip>"), not a value.
+    (1..n).find_map(|a| {
         let w = head.words[a].as_str();
         if w.starts_with('<') || new_words.contains(w) || !names::plain_word(w) {
             return None;
         }
-        let t = (0..new.tokens.len()).find(|&t| {
+        let t = (1..new.tokens.len()).find(|&t| {
             let tok = &new.tokens[t];
             tok.value.is_none()
                 && !used.contains(&t)

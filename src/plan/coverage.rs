@@ -76,6 +76,25 @@ const OPPOSITES: &[(&str, &str)] = &[
     ("include", "ignore"),
     ("keep", "remove"),
     ("recursive", "non-recursive"),
+    // Qualifiers of one kind ("where a is 1 or b is 2" is not "... and b is 2").
+    ("and", "or"),
+    ("oldest", "newest"),
+    ("older", "newer"),
+    ("largest", "smallest"),
+    ("larger", "smaller"),
+    ("more", "less"),
+    ("more", "fewer"),
+    ("before", "after"),
+    ("above", "below"),
+    ("top", "bottom"),
+    ("leading", "trailing"),
+    ("uppercase", "lowercase"),
+    ("minimum", "maximum"),
+    ("odd", "even"),
+    ("tcp", "udp"),
+    ("ipv4", "ipv6"),
+    ("local", "remote"),
+    ("local", "global"),
 ];
 
 /// Ordinals: a task about the third line is not about the first.
@@ -99,6 +118,9 @@ pub fn check(head: &Head, new: &NewTask, a: &Alignment) -> Result<(), Failure> {
             _ => None,
         })
         .collect();
+    if let Some(why) = other_format(head, new, a) {
+        return Err(("coverage", why));
+    }
     let used = a.used_tokens();
     for t in new.value_tokens() {
         let v = new.value_of(t);
@@ -119,6 +141,27 @@ pub fn check(head: &Head, new: &NewTask, a: &Alignment) -> Result<(), Failure> {
         }
     }
     units(head, new, a)
+}
+
+/// Extensions that decide which program reads a file (`gzip -d` for `.gz`, `unzstd` for `.zst`).
+const FORMATS: &[&str] = &["gz", "bz2", "xz", "zst", "zip", "tar", "tgz", "7z", "lz4", "rar"];
+
+/// The archive or compression format a path ends in, lowercase.
+fn format_of(path: &str) -> Option<String> {
+    let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
+    FORMATS.contains(&ext.as_str()).then_some(ext)
+}
+
+/// A path slot whose stored value was one archive or compression format and whose new value is
+/// another (or none): the plan's program would not read it.
+fn other_format(head: &Head, new: &NewTask, a: &Alignment) -> Option<String> {
+    head.slots.iter().zip(&a.sources).find_map(|(slot, src)| {
+        let Some(Source::Task(t)) = src else { return None };
+        let stored = format_of(slot.example.as_deref()?)?;
+        let value = new.value_of(*t);
+        (format_of(&value).as_deref() != Some(stored.as_str()))
+            .then(|| format!("the plan is for .{stored} files; `{value}` is not one"))
+    })
 }
 
 /// A number slot's unit (the word after it) must be the task's unit too.
@@ -166,10 +209,20 @@ pub fn opposite(stored: &[String], new: &NewTask) -> Option<(&'static str, &'sta
             return Some((b, a));
         }
     }
-    let ordinal = |words: &[&str]| ORDINALS.iter().copied().find(|o| words.contains(o));
-    match (ordinal(&stored_words), ordinal(&new_words)) {
-        (Some(a), Some(b)) if a != b && !stored_words.contains(&b) && !new_words.contains(&a) => Some((a, b)),
-        _ => None,
+    // Ordinals: both tasks say some, and not the same ones ("every third line from the first"
+    // is not "every third line from the third").
+    let ordinals =
+        |words: &[&str]| -> Vec<&'static str> { ORDINALS.iter().copied().filter(|o| words.contains(o)).collect() };
+    let (so, no) = (ordinals(&stored_words), ordinals(&new_words));
+    if so.is_empty() || no.is_empty() || so == no {
+        return None;
+    }
+    let only = |a: &[&'static str], b: &[&'static str]| a.iter().copied().find(|o| !b.contains(o));
+    match (only(&so, &no), only(&no, &so)) {
+        (Some(a), Some(b)) => Some((a, b)),
+        (Some(a), None) => Some((a, no[0])),
+        (None, Some(b)) => Some((so[0], b)),
+        (None, None) => None,
     }
 }
 
@@ -272,6 +325,26 @@ mod tests {
         assert_eq!(gate(&h, "show the file from its third line on"), Ok(()));
         let h = head("List files in the directory, ignoring case", json!([]));
         assert_eq!(gate(&h, "List files in the directory, ignore the case"), Ok(()));
+        // Two ordinals in one task: the other task must say the same two.
+        let h = head("Print every third line of list.txt, starting from the first line", json!([]));
+        assert!(gate(&h, "Print every third line of list.txt, starting from the third line").is_err());
+        assert_eq!(gate(&h, "starting at the first line, print every third line of list.txt"), Ok(()));
+        // A qualifier swapped for another of its kind.
+        let h = head("Print the objects in products.json where key1 is value1 and key2 is value2", json!([]));
+        assert!(
+            gate(&h, "Print the objects in products.json where key1 is value1 or key2 is value2")
+                .unwrap_err()
+                .contains("and/or")
+        );
+    }
+
+    #[test]
+    fn a_file_of_another_archive_format_is_not_for_the_plan() {
+        let h = head("Decompress db.dump.zst", json!([{"name": "archive", "type": "path"}]));
+        assert_eq!(gate(&h, "Decompress events.json.zst"), Ok(()));
+        assert!(gate(&h, "Decompress corpus.txt.bz2").unwrap_err().contains(".zst"));
+        let h = head("Compress report.csv", json!([{"name": "file", "type": "path"}]));
+        assert_eq!(gate(&h, "Compress notes.txt"), Ok(()), "a plain file of another type is still a file");
     }
 
     #[test]

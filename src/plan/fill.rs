@@ -107,7 +107,7 @@ pub fn fill_aligned(template: &PlanTemplate, a: &Alignment, new: &NewTask) -> Fi
     for (slot, src) in template.slots.iter().zip(&a.sources) {
         let (v, from) = match src {
             Some(Source::Context(v)) => (v.clone(), SlotSource::Context),
-            Some(Source::Task(t)) => (Value::String(new.value_of(*t)), SlotSource::Task),
+            Some(Source::Task(t)) => (Value::String(task_value(template, &slot.name, new, *t)), SlotSource::Task),
             // The same text asked again: the value the task said when it was stored.
             Some(Source::Stored(v)) => (v.clone(), SlotSource::Task),
             Some(Source::Default) => match &slot.default {
@@ -125,6 +125,30 @@ pub fn fill_aligned(template: &PlanTemplate, a: &Alignment, new: &NewTask) -> Fi
     }
     let steps = template.steps.iter().map(|s| Step { inputs: hydrate(&s.inputs, &values), ..s.clone() }).collect();
     Filled { values, sources, missing: a.missing.clone(), steps }
+}
+
+/// A task's value as the template wants it: an extension the task wrote as a glob (`*.log`)
+/// keeps its star, unless the template writes the star itself (`*{{params.ext}}`).
+fn task_value(template: &PlanTemplate, slot: &str, new: &NewTask, token: usize) -> String {
+    let value = new.value_of(token);
+    if new.starred_extension(token) && !starred_in(template, slot) {
+        return format!("*{value}");
+    }
+    value
+}
+
+/// Whether a step of the template puts a star right before the slot's placeholder.
+fn starred_in(template: &PlanTemplate, slot: &str) -> bool {
+    let mut starred = false;
+    for step in &template.steps {
+        walk_strings(&step.inputs, &mut |s| {
+            starred |= PLACEHOLDER.captures_iter(s).any(|c| {
+                let whole = c.get(0).map_or(0, |m| m.start());
+                &c[1] == "params" && &c[2] == slot && s[..whole].ends_with('*')
+            });
+        });
+    }
+    starred
 }
 
 /// Replaces `{{params...}}` in every string of a JSON value. A string that is exactly one
@@ -346,5 +370,29 @@ mod tests {
         let t = template(vec![slot("flag", ParamKind::Flag), slot("path", ParamKind::Path)], json!("x"));
         let f = fill(&t, &Map::new(), &extract("add a flag to src/main.rs").0);
         assert_eq!(f.missing, vec!["flag".to_string()]);
+    }
+
+    /// The command a lookup serves for a task that gives its files as a glob (`*.txt`).
+    fn served_for(inputs: &str, stored: &str, asked: &str) -> Value {
+        use crate::plan::{align, head::Head, key::IntentKey, template::StoredPlan};
+        let t = template(vec![slot("files", ParamKind::Path)], json!(inputs));
+        let h = Head::of(&StoredPlan::for_test(stored, IntentKey::new("gzip", "x"), t.clone()), None);
+        let new = NewTask::new(asked);
+        fill_aligned(&t, &align::align(&h, &new, &Map::new()), &new).steps[0].inputs.clone()
+    }
+
+    #[test]
+    fn a_glob_the_task_writes_keeps_its_star_unless_the_template_writes_it() {
+        let own = "Gzip all *.log files at once";
+        assert_eq!(served_for("parallel gzip ::: {{params.files}}", own, own), json!("parallel gzip ::: *.log"));
+        assert_eq!(
+            served_for("parallel gzip ::: {{params.files}}", own, "Gzip all *.txt files at once"),
+            json!("parallel gzip ::: *.txt")
+        );
+        assert_eq!(
+            served_for("parallel gzip ::: *{{params.files}}", own, "Gzip all *.txt files at once"),
+            json!("parallel gzip ::: *.txt")
+        );
+        assert_eq!(served_for("ls {{params.files}}", "List the .log files", "List the .txt files"), json!("ls .txt"));
     }
 }

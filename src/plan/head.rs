@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the head layout and of the masking it was built with; heads of another version are
 /// rebuilt from their record on read.
-pub const HEAD_VERSION: u32 = 2;
+pub const HEAD_VERSION: u32 = 3;
 
 /// What lookup knows of a plan before reading it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -115,6 +115,11 @@ impl Head {
                 constants.push(sp.value.clone());
             }
         }
+        for w in said_by_commands(plan, &toks) {
+            if !constants.iter().any(|c| c.eq_ignore_ascii_case(&w)) {
+                constants.push(w);
+            }
+        }
         let mut families: Vec<String> = plan.template.steps.iter().filter_map(|s| s.family.clone()).collect();
         families.sort();
         families.dedup();
@@ -146,14 +151,64 @@ fn programs(plan: &StoredPlan, toks: &[super::words::Token]) -> Vec<String> {
             continue;
         };
         for part in cmd.split(['|', ';', '&']) {
-            let program = part.split_whitespace().find(|w| *w != "sudo" && !w.contains('=')).unwrap_or("");
-            let program = program.rsplit('/').next().unwrap_or("").to_lowercase();
+            let program = program_of(part);
             let named = toks.iter().any(|t| t.value.is_none() && t.lower == program);
             if program.chars().count() >= 2 && !program.contains("{{") && named && !out.contains(&program) {
                 out.push(program);
             }
         }
     }
+    out
+}
+
+/// The program a command runs (past `sudo` and `VAR=x`), lowercase, without its directory.
+fn program_of(part: &str) -> String {
+    let program = part.split_whitespace().find(|w| *w != "sudo" && !w.contains('=')).unwrap_or("");
+    program.rsplit('/').next().unwrap_or("").to_lowercase()
+}
+
+/// Plain words of the task that the plan's commands say too ("closed" in "list the closed issues
+/// opened by octocat" for `gh issue ls -s closed -A {{params.user}}`, "tcp" for `dig +tcp`):
+/// they are what the plan does, not values, so the plan is only for tasks that say them too.
+fn said_by_commands(plan: &StoredPlan, toks: &[super::words::Token]) -> Vec<String> {
+    let mut said: Vec<String> = Vec::new();
+    for step in &plan.template.steps {
+        let Some(cmd) = step.inputs.get("command").and_then(|c| c.as_str()).or_else(|| step.inputs.as_str()) else {
+            continue;
+        };
+        // The programs themselves are `programs`: a task may leave them unsaid.
+        let run: Vec<String> = cmd.split(['|', ';', '&']).map(program_of).collect();
+        let words: Vec<String> = without_placeholders(cmd)
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 3)
+            .map(str::to_lowercase)
+            .filter(|w| !run.contains(w))
+            .collect();
+        for t in toks {
+            let plain = t.value.is_none()
+                && t.lower.chars().all(char::is_alphabetic)
+                && !super::lexicon::STOPWORDS.contains(&t.lower.as_str());
+            if plain && words.contains(&t.lower) && !said.contains(&t.lower) {
+                said.push(t.lower.clone());
+            }
+        }
+    }
+    said
+}
+
+/// A command with its `{{...}}` placeholders blanked out.
+fn without_placeholders(cmd: &str) -> String {
+    let mut out = String::with_capacity(cmd.len());
+    let mut rest = cmd;
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        out.push(' ');
+        match rest[open..].find("}}") {
+            Some(close) => rest = &rest[open + close + 2..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
     out
 }
 
@@ -246,7 +301,18 @@ mod tests {
         );
         let h = Head::of(&p, None);
         assert_eq!(h.masked, "add a dependency on <name> version <version> in <path>");
-        assert_eq!(h.constants, vec!["crates/core".to_string()]);
+        // `add` is what `cargo add` does: a task that does not say it is another task.
+        assert_eq!(h.constants, vec!["crates/core".to_string(), "add".to_string()]);
         assert_eq!(h.slots[0].at, Some(4));
+    }
+
+    #[test]
+    fn words_the_command_says_are_fixed_and_placeholders_say_nothing() {
+        let p = plan(
+            "List the closed issues opened by octocat over tcp",
+            json!({"steps": [{"tool": "Bash", "inputs": {"command": "gh issue ls -s closed -A {{params.issues}} +tcp"}}],
+                   "slots": [{"name": "issues", "type": "string"}]}),
+        );
+        assert_eq!(Head::of(&p, None).constants, vec!["closed".to_string(), "tcp".to_string()]);
     }
 }

@@ -192,6 +192,10 @@ mod tests {
     #[case("push the branch feature-login", "push the branch <name>")]
     #[case("the weather is nice", "the weather is nice")]
     #[case("find all *.tar.gz and .py files", "find all *<path> and <path> files")]
+    // A file name with several extensions is one path.
+    #[case("Decompress wiki.xml.bz2 into wiki.xml", "Decompress <path> into <path>")]
+    #[case("Compress report.csv into report-2024.csv.gz", "Compress <path> into <path>")]
+    #[case("Extract backup.tar.gz and rotate app.log", "Extract <path> and rotate <path>")]
     #[case("delete files older than 7 days in /tmp", "delete files older than <number> days in <path>")]
     // Globs and regexes without a dot are values, and the word before them is no name.
     #[case(

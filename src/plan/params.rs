@@ -131,7 +131,7 @@ crate::pattern_table! { pub PATTERNS in "params";
         "bump to 1.10.2";
     FLAG_RE = r"(?:^|[\s(\[])(--?[A-Za-z][A-Za-z0-9-]*)(?:=\S+)?",
         "add a --verbose flag";
-    PATH_RE = r"(?i)(?:^|[\s(\[])((?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)*|(?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*|(?:[\w-]+(?:\.[\w-]+)*\.(?:rs|toml|json|ya?ml|md|txt|py|js|mjs|cjs|ts|tsx|jsx|go|java|kt|c|h|cc|cpp|hpp|cs|rb|php|sh|sql|lock|cfg|ini|env|html|css|scss|vue|svelte|swift|proto|graphql|xml|gradle|mod|sum|csv|lua|ex|exs|zig|tf)|Dockerfile|Makefile|Justfile|Cargo\.toml)\b)",
+    PATH_RE = r"(?i)(?:^|[\s(\[])((?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)*|(?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*|(?:[\w-]+(?:\.[\w-]+)*\.(?:rs|toml|json|ya?ml|md|txt|py|js|mjs|cjs|ts|tsx|jsx|go|java|kt|c|h|cc|cpp|hpp|cs|rb|php|sh|sql|lock|cfg|ini|env|html|css|scss|vue|svelte|swift|proto|graphql|xml|gradle|mod|sum|csv|tsv|lua|ex|exs|zig|tf|log|conf|gz|bz2|xz|zst|zip|tar|tgz|img|iso|pdf|png|jpe?g|gif|svg|webp|mp3|mp4|wav|bak|tmp|db|sqlite|pem|crt|jar|whl|deb|rpm|ipynb|parquet)|Dockerfile|Makefile|Justfile|Cargo\.toml)\b)",
         "edit src/main.rs";
     NUMBER_RE = r"(?:^|[\s(=])(\d+(?:\.\d+)?)\b",
         "older than 30 days";

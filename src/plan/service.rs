@@ -18,6 +18,7 @@ use crate::app::App;
 use crate::stats;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// The result of a store.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -38,6 +39,11 @@ pub struct Stored {
     pub quarantined: Option<String>,
     /// The template's slots.
     pub slots: Vec<String>,
+    /// The value each slot has in the stored task, as lookups will read it. A slot without an
+    /// `example` takes the task's values of its type in order: when one is wrong, store the plan
+    /// again with that slot's `example` (its value in this task).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub values: BTreeMap<String, String>,
     /// The extractor's confidence (traces only).
     pub confidence: Option<f32>,
     /// Whether the task embedding was indexed (false without a model).
@@ -110,6 +116,7 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
             created: false,
             released,
             quarantined: held,
+            values: slot_values(&rec.plan),
             slots,
             confidence,
             embedded,
@@ -135,6 +142,7 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
         counters: Counters::default(),
         quarantined: None,
     };
+    let values = slot_values(&plan);
     library::put(&app.store, &Record { plan, vector })?;
     stats::bump(&app.store, "plans", "stored", None, 1)?;
     app.store.flush_async().await?;
@@ -145,6 +153,7 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
         created: true,
         released: false,
         quarantined: None,
+        values,
         slots,
         confidence,
         embedded: vector.is_some(),
@@ -176,6 +185,12 @@ pub async fn feedback(
     }
     app.store.flush_async().await?;
     Ok(plan)
+}
+
+/// The value each slot has in the stored task, as its head links it.
+fn slot_values(plan: &StoredPlan) -> BTreeMap<String, String> {
+    let head = super::head::Head::of(plan, None);
+    head.slots.into_iter().filter_map(|s| Some((s.name, s.example?))).collect()
 }
 
 /// The slot values the stored task said (they are masked in it as values).

@@ -12,7 +12,8 @@
 //!   `Vec::retain` do"): each one in either text must appear in the other (quotes may be dropped).
 //!
 //! Which gates run for results is `RESULT_GATES`, chosen on the development figures of
-//! `refrain-bench calibrate --compare-gates`. Plans compare values themselves on masked text.
+//! `refrain-bench calibrate --compare-gates`. Plans compare values and opposite words themselves
+//! on masked text (`plan::coverage`); of these gates they run only `PLAN_GATES`.
 
 use std::collections::BTreeSet;
 
@@ -38,6 +39,10 @@ pub enum Gate {
 
 /// The gates lookups of results run (besides the floor), in order.
 pub const RESULT_GATES: &[Gate] = &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite];
+
+/// The gates lookups of plans run on the two masked tasks ("move ... asking before overwriting"
+/// is not "move ... without asking before overwriting").
+pub const PLAN_GATES: &[Gate] = &[Gate::Negation];
 
 impl Gate {
     /// The reason in words (also how evaluation records name the gate).

@@ -386,7 +386,7 @@ fn gate_of(kind: Kind, query: &str, c: &Candidate<'_>) -> Option<Gate> {
     if text::same(query, c.stored) {
         return None;
     }
-    let gates: &[Gate] = if kind == Kind::Result { gate::RESULT_GATES } else { &[] };
+    let gates: &[Gate] = if kind == Kind::Result { gate::RESULT_GATES } else { gate::PLAN_GATES };
     gates.iter().copied().find(|g| g.refuses(query, c.stored)).or((c.cosine < gate::FLOOR).then_some(Gate::Floor))
 }
 

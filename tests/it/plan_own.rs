@@ -42,6 +42,13 @@ const OWN: &[Own] = &[
         &[("regex", "string"), ("path", "path")],
         "rg '[0-9]+' lib/",
     ),
+    (
+        "Gzip all *.log files at once, using all cores",
+        "parallel gzip ::: {{params.files}}",
+        &[("files", "path")],
+        "parallel gzip ::: *.log",
+    ),
+    ("Decompress wiki.xml.bz2", "bzip2 -d {{params.archive}}", &[("archive", "path")], "bzip2 -d wiki.xml.bz2"),
 ];
 
 async fn store(s: &Server, task: &str, t: Value) -> String {
@@ -117,6 +124,16 @@ async fn a_modifier_or_another_program_is_another_task() {
             "Print notes.txt starting from the first line",
         ),
         ("Install turbo globally with pnpm", "pnpm add turbo -g", "Install turbo globally with yarn"),
+        (
+            "Move new.cfg to app.cfg without asking before overwriting",
+            "mv -f new.cfg app.cfg",
+            "Move new.cfg to app.cfg, asking before overwriting",
+        ),
+        (
+            "Print the objects in products.json where key1 is value1 and key2 is value2",
+            "jq 'select(.key1 == \"value1\" and .key2 == \"value2\")' products.json",
+            "Print the objects in products.json where key1 is value1 or key2 is value2",
+        ),
     ];
     for (task, command, _) in pairs {
         store(&s, task, template(command, &[])).await;
@@ -127,4 +144,44 @@ async fn a_modifier_or_another_program_is_another_task() {
         let l = s.ok("plan_lookup", json!({"task": stored})).await;
         assert_eq!(l["hit"]["steps"][0]["inputs"]["command"], command, "{stored}: {l}");
     }
+}
+
+#[tokio::test]
+async fn what_the_command_says_and_the_archive_format_are_part_of_the_task() {
+    let env = Env::new();
+    let s = env.serve().await;
+    store(
+        &s,
+        "List the closed issues opened by octocat",
+        template("gh issue ls -s closed -A {{params.username}}", &[("username", "string")]),
+    )
+    .await;
+    store(&s, "Decompress db.dump.zst", template("zstd -d {{params.archive}}", &[("archive", "path")])).await;
+    for other in ["List the open issues opened by octocat", "Decompress corpus.txt.bz2"] {
+        let l = s.ok("plan_lookup", json!({"task": other})).await;
+        assert_ne!(l["status"], "hit", "{other:?} was served a plan: {l}");
+    }
+    let l = s.ok("plan_lookup", json!({"task": "Decompress events.json.zst"})).await;
+    assert_eq!(l["hit"]["steps"][0]["inputs"]["command"], "zstd -d events.json.zst", "{l}");
+}
+
+#[tokio::test]
+async fn plan_store_shows_the_value_each_slot_takes_so_a_wrong_guess_can_be_corrected() {
+    let env = Env::new();
+    let s = env.serve().await;
+    let task = "Create a symbolic link /opt/app/current to /opt/app/releases/v2";
+    let guessed = template("ln -s {{params.target}} {{params.link}}", &[("target", "path"), ("link", "path")]);
+    let out = s.ok("plan_store", json!({"task": task, "template": guessed})).await;
+    // Without examples the two paths are taken in order: the output says so, value by value.
+    assert_eq!(out["values"], json!({"target": "/opt/app/current", "link": "/opt/app/releases/v2"}), "{out}");
+    let mut fixed = template("ln -s {{params.target}} {{params.link}}", &[]);
+    fixed["slots"] = json!([{"name": "target", "type": "path", "example": "/opt/app/releases/v2"},
+                            {"name": "link", "type": "path", "example": "/opt/app/current"}]);
+    // Stored with each slot's example in a project of its own, the plan serves them in place.
+    let env = Env::new();
+    let s = env.serve().await;
+    let out = s.ok("plan_store", json!({"task": task, "template": fixed})).await;
+    assert_eq!(out["values"], json!({"target": "/opt/app/releases/v2", "link": "/opt/app/current"}), "{out}");
+    let l = s.ok("plan_lookup", json!({"task": task})).await;
+    assert_eq!(l["hit"]["steps"][0]["inputs"]["command"], "ln -s /opt/app/releases/v2 /opt/app/current", "{l}");
 }

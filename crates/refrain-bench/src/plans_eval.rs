@@ -7,6 +7,9 @@
 //! up every other member (must hit that plan with the member's own values: the served steps must
 //! equal the member's answer), every negative and every never-stored member (must get no plan,
 //! unless the plan served is exactly their own answer). One JSON record per lookup, then totals.
+//!
+//! `--as-trace` stores a family that comes with a template as an agent's Stop hook would: the
+//! first member's own command, run once, as a one-step trace (refrain finds the slots itself).
 
 use crate::mcp::Server;
 use serde_json::{Value, json};
@@ -36,6 +39,10 @@ pub struct Args {
     /// Print every wrong hit and missed paraphrase to stderr.
     #[arg(long)]
     pub verbose: bool,
+    /// Store families that come with a template as the one-step trace of their first member's
+    /// command instead (the route an agent's Stop hook takes).
+    #[arg(long)]
+    pub as_trace: bool,
 }
 
 /// One lookup's outcome.
@@ -75,7 +82,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             fams.truncate(args.limit.unwrap_or(usize::MAX));
             let dataset = fams.first().and_then(|f| f["set"].as_str()).unwrap_or("unknown").to_string();
             let server = Server::scratch(&bin, args.models.as_deref()).await?;
-            let tally = eval(&server, &dataset, split, &fams, &mut records, args.verbose).await?;
+            let how = Store { as_trace: args.as_trace };
+            let tally = eval(&server, (&dataset, split, how), &fams, &mut records, args.verbose).await?;
             summary(&dataset, split, &tally)?;
         }
     }
@@ -90,10 +98,21 @@ fn never_stored(id: &str) -> bool {
     id.bytes().fold(2166136261u32, |h, b| (h ^ u32::from(b)).wrapping_mul(16777619)) % 5 == 0
 }
 
+/// How families are stored.
+#[derive(Debug, Clone, Copy)]
+struct Store {
+    as_trace: bool,
+}
+
+/// The one-step trace of a member's own command, as a Stop hook sends a turn that ran it.
+fn command_trace(member: &Value) -> Option<Value> {
+    let command = member["answer"]["command"].as_str()?;
+    Some(json!({"steps": [{"tool": "Bash", "inputs": {"command": command}, "side_effect": true, "family": "shell"}]}))
+}
+
 async fn eval(
     server: &Server,
-    dataset: &str,
-    split: &str,
+    (dataset, split, how): (&str, &str, Store),
     fams: &[&Value],
     records: &mut Option<impl Write>,
     verbose: bool,
@@ -109,6 +128,9 @@ async fn eval(
         let mut args = json!({"task": task});
         match (&f["plan"]["trace"], &f["plan"]["template"]) {
             (Value::Object(_), _) => args["trace"] = f["plan"]["trace"].clone(),
+            (_, Value::Object(_)) if how.as_trace && command_trace(&f["members"][0]).is_some() => {
+                args["trace"] = command_trace(&f["members"][0]).unwrap_or_default();
+            }
             (_, Value::Object(_)) => args["template"] = f["plan"]["template"].clone(),
             _ => anyhow::bail!("family {id} has no plan"),
         }
