@@ -79,18 +79,97 @@ fn tokens(text: &str) -> Vec<&str> {
         .collect()
 }
 
-/// The numbers and versions a text mentions (tokens with a digit; a leading `v` dropped).
+/// Numbers written as words, with the digits they stand for ("mute for two hours" is not "mute
+/// for one hour"; "2 hours" is "two hours").
+const NUMBER_WORDS: &[(&str, &str)] = &[
+    ("zero", "0"),
+    ("one", "1"),
+    ("two", "2"),
+    ("three", "3"),
+    ("four", "4"),
+    ("five", "5"),
+    ("six", "6"),
+    ("seven", "7"),
+    ("eight", "8"),
+    ("nine", "9"),
+    ("ten", "10"),
+    ("eleven", "11"),
+    ("twelve", "12"),
+    ("thirteen", "13"),
+    ("fourteen", "14"),
+    ("fifteen", "15"),
+    ("sixteen", "16"),
+    ("seventeen", "17"),
+    ("eighteen", "18"),
+    ("nineteen", "19"),
+    ("twenty", "20"),
+    ("thirty", "30"),
+    ("forty", "40"),
+    ("fifty", "50"),
+    ("sixty", "60"),
+    ("seventy", "70"),
+    ("eighty", "80"),
+    ("ninety", "90"),
+    ("hundred", "100"),
+    ("thousand", "1000"),
+    ("twice", "2"),
+    ("half", "0.5"),
+    ("dozen", "12"),
+];
+
+/// Words before "one" that make it a pronoun ("which one", "the one", "this one"), not a count.
+const ONE_AS_PRONOUN_AFTER: &[&str] = &[
+    "which", "the", "this", "that", "each", "every", "any", "no", "some", "another", "only", "new", "old", "last",
+    "right", "wrong", "other", "a", "same", "better", "latest", "current", "first", "second", "next",
+];
+
+/// Words after "one" that make it a pronoun or an idiom ("one of the files", "one another").
+const ONE_AS_PRONOUN_BEFORE: &[&str] = &["of", "another", "by", "liners", "liner", "line", "shot"];
+
+/// The numbers and versions a text mentions: tokens with a digit (a leading `v` dropped) and
+/// numbers written as words ("one" only where it counts something).
 pub fn values(text: &str) -> BTreeSet<String> {
-    tokens(text)
-        .into_iter()
-        .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
-        .map(|w| w.to_lowercase().trim_start_matches('v').to_string())
-        .collect()
+    let words = tokens(text);
+    let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    let mut out = BTreeSet::new();
+    for (i, w) in lower.iter().enumerate() {
+        if w.chars().any(|c| c.is_ascii_digit()) {
+            out.insert(w.trim_start_matches('v').to_string());
+            continue;
+        }
+        let Some((_, digits)) = NUMBER_WORDS.iter().find(|(word, _)| word == w) else { continue };
+        if w == "one" {
+            let before = i.checked_sub(1).map(|j| lower[j].as_str());
+            let after = lower.get(i + 1).map(String::as_str);
+            if before.is_some_and(|b| ONE_AS_PRONOUN_AFTER.contains(&b))
+                || after.is_none_or(|a| ONE_AS_PRONOUN_BEFORE.contains(&a))
+            {
+                continue;
+            }
+        }
+        out.insert((*digits).to_string());
+    }
+    out
 }
 
-/// True when both texts mention the same numbers and versions.
+/// Numbers in words that often count nothing ("one of", "in one place", "a zero matrix"): said
+/// against a text with no number at all, they do not make it another request.
+const WEAK_NUMBER_WORDS: &[&str] = &["one", "zero", "half"];
+
+/// Whether every number a text mentions is a weak number word (see `WEAK_NUMBER_WORDS`).
+fn only_weak_numbers(text: &str) -> bool {
+    tokens(text).iter().all(|w| {
+        let w = w.to_lowercase();
+        !w.chars().any(|c| c.is_ascii_digit())
+            && (WEAK_NUMBER_WORDS.contains(&w.as_str()) || !NUMBER_WORDS.iter().any(|(n, _)| *n == w))
+    })
+}
+
+/// True when both texts mention the same numbers and versions, or one mentions none and the
+/// other only a weak number word ("backup of one database" is "database backup").
 pub fn values_agree(a: &str, b: &str) -> bool {
-    values(a) == values(b)
+    let (va, vb) = (values(a), values(b));
+    va == vb || va.is_empty() && only_weak_numbers(b) || vb.is_empty() && only_weak_numbers(a)
 }
 
 const NEGATIONS: &[&str] =
@@ -215,6 +294,26 @@ mod tests {
         assert!(!Gate::Values.refuses("install python 3.12 on ubuntu?", "how can I install Python v3.12 on Ubuntu"));
         assert!(Gate::Values.refuses("what runs on port 8080", "what runs on port 80"));
         assert!(!Gate::Values.refuses("how do I undo a commit", "undo my last commit"));
+    }
+
+    #[test]
+    fn numbers_written_as_words_count_as_numbers() {
+        assert!(Gate::Values.refuses("mute for two hours", "mute for one hour"));
+        assert!(!Gate::Values.refuses("mute for two hours", "mute notifications for 2 hours"));
+        assert!(Gate::Values.refuses("set a timer for fifteen minutes", "set a timer for 50 minutes"));
+        assert!(!Gate::Values.refuses("remind me in one hour", "remind me in 1 hour"));
+        // "one" as a pronoun or in an idiom counts nothing.
+        assert!(!Gate::Values.refuses("which one is faster, rg or grep", "is rg faster than grep"));
+        assert!(!Gate::Values.refuses("delete one of the branches", "delete a branch"));
+        assert!(!Gate::Values.refuses("a bash one liner to count lines", "count lines in bash"));
+        // A weak number word against a text with no number says nothing new; against another
+        // number it does.
+        assert!(!Gate::Values.refuses("how do I make a backup of one Postgres database", "postgres backup database"));
+        assert!(!Gate::Values.refuses("create a zero matrix numpy", "numpy array of zeros"));
+        assert!(!Gate::Values.refuses("mute for one hour", "mute for an hour"));
+        assert!(Gate::Values.refuses("mute for one hour", "mute for 2 hours"));
+        assert!(Gate::Values.refuses("make coffee at six am", "make coffee at seven am"));
+        assert!(Gate::Values.refuses("make coffee at six am", "make coffee in the morning"));
     }
 
     #[test]
