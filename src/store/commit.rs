@@ -8,6 +8,7 @@
 //! layer above the store may hold its own rows in memory the same way (`Deferred`, e.g. the
 //! results' LRU touches); they are written with the counters.
 
+use super::count::Counts;
 use super::{Error, Result, Store, TreeName};
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -32,6 +33,8 @@ pub(super) struct Commit {
     pending: Mutex<Pending>,
     /// Writes held in memory by layers above the store, one holder per type.
     deferred: Mutex<Vec<Holder>>,
+    /// Record counts of the counted trees, written with the counters.
+    pub(super) counts: Counts,
 }
 
 /// Rows a layer above the store keeps in memory and writes in batches: before every flush,
@@ -55,8 +58,9 @@ struct Pending {
 }
 
 impl Commit {
-    pub(super) fn new(db: sled::Db) -> Commit {
+    pub(super) fn new(db: sled::Db, counts: Counts) -> Commit {
         Commit {
+            counts,
             db,
             asked: AtomicU64::new(0),
             covered: AtomicU64::new(0),
@@ -96,7 +100,7 @@ impl Drop for Commit {
                 db: self.db.clone(),
                 path: PathBuf::new(),
                 limit: Default::default(),
-                commit: Arc::new(Commit::new(self.db.clone())),
+                commit: Arc::new(Commit::new(self.db.clone(), Counts::unknown())),
             };
             for w in writers {
                 if let Err(e) = w.write(&bare) {
@@ -104,7 +108,8 @@ impl Drop for Commit {
                 }
             }
         }
-        if let Err(e) = self.write().and_then(|()| Ok(self.db.flush().map(|_| ())?)) {
+        let counts = self.db.open_tree(super::trees::META.0).map_err(Error::from).and_then(|m| self.counts.write(&m));
+        if let Err(e) = counts.and_then(|()| self.write()).and_then(|()| Ok(self.db.flush().map(|_| ())?)) {
             tracing::warn!(error = %e, "usage counters not written at close");
         }
     }
@@ -134,6 +139,7 @@ impl Store {
         for w in self.commit.writers() {
             w.write(self)?;
         }
+        self.commit.counts.write(&self.tree(super::trees::META)?)?;
         self.commit.write()
     }
 

@@ -6,6 +6,7 @@
 //! with usage counters batched in memory: `commit`).
 
 mod commit;
+mod count;
 pub mod keys;
 pub mod trees;
 pub mod tx;
@@ -105,7 +106,8 @@ impl Store {
             .compression_factor(COMPRESSION_LEVEL)
             .open()
             .map_err(|e| classify(dir, e))?;
-        let commit = std::sync::Arc::new(commit::Commit::new(db.clone()));
+        let counts = count::Counts::load(&db.open_tree(trees::META.0)?)?;
+        let commit = std::sync::Arc::new(commit::Commit::new(db.clone(), counts));
         Ok(Store { db, path: dir.to_path_buf(), limit: Default::default(), commit })
     }
 
@@ -153,13 +155,24 @@ impl Store {
     /// Writes one value (buffered until `flush`).
     pub fn put<T: Serialize>(&self, tree: TreeName, key: &[u8], value: &T) -> Result<()> {
         self.check_room()?;
-        self.tree(tree)?.insert(key, encode(tree, value)?)?;
+        self.insert(tree, key, encode(tree, value)?)
+    }
+
+    /// Inserts raw bytes, counting a new key.
+    fn insert(&self, tree: TreeName, key: &[u8], value: impl Into<sled::IVec>) -> Result<()> {
+        if self.tree(tree)?.insert(key, value)?.is_none() {
+            self.commit.counts.add(tree, 1);
+        }
         Ok(())
     }
 
     /// Removes one key; true when it existed.
     pub fn remove(&self, tree: TreeName, key: &[u8]) -> Result<bool> {
-        Ok(self.tree(tree)?.remove(key)?.is_some())
+        let existed = self.tree(tree)?.remove(key)?.is_some();
+        if existed {
+            self.commit.counts.add(tree, -1);
+        }
+        Ok(existed)
     }
 
     /// Every (key, value) whose key starts with `prefix`, in key order.
@@ -196,8 +209,7 @@ impl Store {
     /// Writes raw bytes (for compact records such as vectors; the caller owns the format).
     pub fn put_bytes(&self, tree: TreeName, key: &[u8], value: &[u8]) -> Result<()> {
         self.check_room()?;
-        self.tree(tree)?.insert(key, value)?;
-        Ok(())
+        self.insert(tree, key, value)
     }
 
     /// Reads raw bytes written by `put_bytes`.
@@ -217,6 +229,30 @@ impl Store {
         Ok(())
     }
 
+    /// Visits raw (key, value) pairs whose key starts with `prefix` and is at least `from`, in key
+    /// order, until `f` returns false (a range read: what comes before `from` is never read).
+    pub fn scan_bytes_from(
+        &self,
+        tree: TreeName,
+        prefix: &[u8],
+        from: &[u8],
+        mut f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        for item in self.tree(tree)?.range(from..) {
+            let (k, v) = item?;
+            if !k.starts_with(prefix) || !f(&k, &v) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes an empty marker record, never refused for room: markers record removals, which a
+    /// full store must still be able to make.
+    pub fn put_marker(&self, tree: TreeName, key: &[u8]) -> Result<()> {
+        self.insert(tree, key, &[] as &[u8])
+    }
+
     /// Visits raw (key, value) pairs in key order.
     pub fn for_each_bytes(&self, tree: TreeName, mut f: impl FnMut(&[u8], &[u8])) -> Result<()> {
         for item in self.tree(tree)?.iter() {
@@ -226,16 +262,24 @@ impl Store {
         Ok(())
     }
 
-    /// Number of records in a tree.
+    /// Number of records in a tree. The trees `cache_stats` reports are counted as they are
+    /// written (`count`); others, and a counted tree whose count is not known, are walked.
     pub fn len(&self, tree: TreeName) -> Result<usize> {
-        Ok(self.tree(tree)?.len())
+        if let Some(n) = self.commit.counts.get(tree) {
+            return Ok(n);
+        }
+        let n = self.tree(tree)?.len();
+        if self.commit.counts.counts(tree) {
+            self.commit.counts.set(tree, n);
+        }
+        Ok(n)
     }
 
     /// Removes every record of a tree; returns how many there were.
     pub fn clear(&self, tree: TreeName) -> Result<usize> {
-        let t = self.tree(tree)?;
-        let n = t.len();
-        t.clear()?;
+        let n = self.len(tree)?;
+        self.tree(tree)?.clear()?;
+        self.commit.counts.set(tree, 0);
         Ok(n)
     }
 
@@ -262,9 +306,11 @@ impl Store {
         let t = self.tree(tree)?;
         let mut failure = None;
         let mut written = None;
-        t.update_and_fetch(key, |old| {
+        let mut existed = false;
+        let now = t.update_and_fetch(key, |old| {
             failure = None;
             written = None;
+            existed = old.is_some();
             let current = match old.map(|b| decode::<T>(tree, b)).transpose() {
                 Ok(v) => v,
                 Err(e) => {
@@ -284,6 +330,7 @@ impl Store {
                 }
             }
         })?;
+        self.commit.counts.add(tree, i64::from(now.is_some()) - i64::from(existed));
         match failure {
             Some(e) => Err(e),
             None => Ok(written),

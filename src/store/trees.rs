@@ -10,6 +10,9 @@ pub const META: TreeName = TreeName("meta");
 pub const STATS: TreeName = TreeName("stats");
 /// Embedding vectors, the source the vector index is rebuilt from.
 pub const VECTORS: TreeName = TreeName("vectors");
+/// Scope tag + vector id -> nothing: vectors removed since their scope's graph was saved (a saved
+/// graph holds its points' codes, so a scope loads from it and reads only what changed since).
+pub const VECTORS_GONE: TreeName = TreeName("vectors_gone");
 /// Plan templates by plan id.
 pub const PLANS: TreeName = TreeName("plans");
 /// Bucket key + plan id -> nothing: the plans of each intent bucket.
@@ -42,10 +45,11 @@ pub const TEAM_QUEUE: TreeName = TreeName("team_queue");
 pub const TEAM_KNOWN: TreeName = TreeName("team_known");
 
 /// Every tree refrain writes (what a scan of the whole store must cover).
-pub const ALL: [TreeName; 18] = [
+pub const ALL: [TreeName; 19] = [
     META,
     STATS,
     VECTORS,
+    VECTORS_GONE,
     PLANS,
     PLAN_BUCKETS,
     PLAN_HEADS,

@@ -8,11 +8,15 @@ use super::{Error, Result, Store, TreeName, decode, encode};
 use serde::{Serialize, de::DeserializeOwned};
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One tree inside a transaction.
 pub struct Tx<'a> {
     name: TreeName,
     tree: &'a TransactionalTree,
+    /// Set when the body writes a tree whose records the store counts: its count is then
+    /// walked again when next asked (a retried body cannot count its own writes).
+    wrote_counted: &'a AtomicBool,
 }
 
 impl Tx<'_> {
@@ -32,13 +36,21 @@ impl Tx<'_> {
     /// Writes one value.
     pub fn put<T: Serialize>(&self, key: &[u8], value: &T) -> TxResult<()> {
         let bytes = encode(self.name, value).map_err(ConflictableTransactionError::Abort)?;
+        self.noted();
         self.tree.insert(key, bytes)?;
         Ok(())
     }
 
     /// Removes one key; true when it existed.
     pub fn remove(&self, key: &[u8]) -> TxResult<bool> {
+        self.noted();
         Ok(self.tree.remove(key)?.is_some())
+    }
+
+    fn noted(&self) {
+        if super::count::COUNTED.contains(&self.name) {
+            self.wrote_counted.store(true, Ordering::Relaxed);
+        }
     }
 }
 
@@ -57,10 +69,18 @@ impl Store {
     /// removal refused halfway would leave rows behind).
     pub fn transaction_freeing<R>(&self, trees: &[TreeName], f: impl Fn(&[Tx<'_>]) -> TxResult<R>) -> Result<R> {
         let opened: Vec<sled::Tree> = trees.iter().map(|t| self.tree(*t)).collect::<Result<_>>()?;
+        let wrote_counted = AtomicBool::new(false);
         let outcome = opened.as_slice().transaction(|views: &Vec<TransactionalTree>| {
-            let txs: Vec<Tx<'_>> = views.iter().zip(trees).map(|(tree, name)| Tx { name: *name, tree }).collect();
+            let txs: Vec<Tx<'_>> = views
+                .iter()
+                .zip(trees)
+                .map(|(tree, name)| Tx { name: *name, tree, wrote_counted: &wrote_counted })
+                .collect();
             f(&txs)
         });
+        if wrote_counted.load(Ordering::Relaxed) {
+            trees.iter().for_each(|t| self.commit.counts.forget(*t));
+        }
         match outcome {
             Ok(r) => Ok(r),
             Err(TransactionError::Abort(e)) => Err(e),
