@@ -5,7 +5,7 @@
 //! calls served meanwhile must not wait behind it.
 
 use super::graph::{EF_CONSTRUCTION, Graph};
-use super::{Inner, Slot, lock, persist, quant};
+use super::{Inner, Slot, lock, persist, quant, records};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -28,25 +28,38 @@ fn build_and_save(inner: &Inner, slot: &Slot) -> Option<usize> {
         Some(pool) => pool.install(build),
         None => build(),
     }));
-    let mut guard = slot.points.write().unwrap_or_else(|p| p.into_inner());
     let Ok(graph) = built else {
         tracing::error!(scope = %slot.name, "index build failed; the scope stays searched exactly");
-        if let Some(p) = guard.as_mut() {
+        if let Some(p) = slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut() {
             p.abandon_build();
         }
         return None;
     };
-    // The scope may have been cleared while the build ran.
-    let (graph, ids) = guard.as_mut()?.install(snap, graph);
-    drop(guard);
     let build_ms = started.elapsed().as_millis() as u64;
-    if let Some(dir) = &inner.dir {
-        match persist::save(dir, &slot.tag, dim, &ids, &graph) {
-            Ok(bytes) => tracing::info!(scope = %slot.name, points = n, build_ms, bytes, "index graph built and saved"),
-            Err(e) => {
-                tracing::warn!(scope = %slot.name, error = %e, "index graph built but not saved; the next start builds it again")
+    // Saved before it is swapped in, with no lock held: the file needs the snapshot's codes,
+    // which the swap moves into the scope.
+    let saved =
+        inner.dir.as_deref().map(|dir| (dir, persist::save(dir, &slot.tag, dim, &snap.ids, &snap.codes, &graph)));
+    // The scope may have been cleared while the build ran: then its file goes too.
+    let installed = slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut().map(|p| p.install(snap, graph));
+    let Some((_, ids)) = installed else {
+        if let Some((dir, _)) = saved {
+            persist::remove(dir, &slot.tag);
+        }
+        return None;
+    };
+    match saved {
+        Some((_, Ok(bytes))) => {
+            tracing::info!(scope = %slot.name, points = n, build_ms, bytes, "index graph built and saved");
+            // Removals noted before the snapshot are in no saved file any more.
+            if let Err(e) = records::forget_gone(&inner.store, &slot.tag, &ids) {
+                tracing::warn!(scope = %slot.name, error = %e, "noted removals not forgotten; they are read at the next load");
             }
         }
+        Some((_, Err(e))) => {
+            tracing::warn!(scope = %slot.name, error = %e, "index graph built but not saved; the next start builds it again")
+        }
+        None => {}
     }
     Some(n)
 }

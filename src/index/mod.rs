@@ -141,11 +141,23 @@ impl VectorIndex {
             let started = std::time::Instant::now();
             let saved = self.0.dir.as_deref().and_then(|d| persist::load(d, &slot.tag));
             let mut failed = None;
-            let points = Points::assemble(saved, |f| {
-                if let Err(e) = records::scan(&self.0.store, &slot.tag, |id, code| f(id, code)) {
-                    failed = Some(e);
+            let points = match saved {
+                Some(persist::Saved { dim, ids, codes: Some(codes), graph }) if self.saved_here(&ids)? => {
+                    // Codes from the file; from the store only what changed since the save.
+                    let gone = records::gone(&self.0.store, &slot.tag)?;
+                    let after = ids.last().copied();
+                    Points::restore(dim, ids, codes, graph, &gone, |f| {
+                        if let Err(e) = records::scan_after(&self.0.store, &slot.tag, after, |id, code| f(id, code)) {
+                            failed = Some(e);
+                        }
+                    })
                 }
-            });
+                saved => Points::assemble(saved.map(|s| (s.dim, s.ids, s.graph)), |f| {
+                    if let Err(e) = records::scan(&self.0.store, &slot.tag, |id, code| f(id, code)) {
+                        failed = Some(e);
+                    }
+                }),
+            };
             if let Some(e) = failed {
                 return Err(e.into());
             }
@@ -157,6 +169,14 @@ impl VectorIndex {
             self.maybe_build(slot);
         }
         Ok(slot.points.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Whether a saved graph's ids can come from this store: its ids are handed out in increasing
+    /// order, so a file whose last id is not below the store's next one belongs to another store
+    /// (a store directory replaced under its index), and is read the slow way, codes from the store.
+    fn saved_here(&self, ids: &[u64]) -> Result<bool, Error> {
+        let last = ids.last().copied().unwrap_or(0);
+        Ok(self.0.store.next_id()? > last)
     }
 
     /// Stores a vector (buffered in the store; the caller flushes) and indexes it. Returns its id.

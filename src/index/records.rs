@@ -62,9 +62,35 @@ pub fn put(store: &Store, tag: &Tag, id: u64, target: &[u8], code: &[i8]) -> sto
     store.put_bytes(trees::VECTORS, &key(tag, id), &v)
 }
 
-/// Removes one vector; true when it existed.
+/// Removes one vector; true when it existed. The removal is also noted in `vectors_gone`, so a
+/// graph saved before it (which holds the vector's code) loads without it.
 pub fn remove(store: &Store, tag: &Tag, id: u64) -> store::Result<bool> {
-    store.remove(trees::VECTORS, &key(tag, id))
+    let existed = store.remove(trees::VECTORS, &key(tag, id))?;
+    if existed {
+        store.put_marker(trees::VECTORS_GONE, &key(tag, id))?;
+    }
+    Ok(existed)
+}
+
+/// Ids of a scope's vectors removed since its graph was last saved (ascending).
+pub fn gone(store: &Store, tag: &Tag) -> store::Result<Vec<u64>> {
+    let mut ids = Vec::new();
+    store.scan_bytes(trees::VECTORS_GONE, tag, |k, _| {
+        ids.extend(store::keys::u64_at(k, 8));
+        true
+    })?;
+    Ok(ids)
+}
+
+/// Forgets the noted removals of a scope that its newly saved graph (`kept`, ascending ids) no
+/// longer holds; removals of points it still holds stay noted.
+pub fn forget_gone(store: &Store, tag: &Tag, kept: &[u64]) -> store::Result<()> {
+    for id in gone(store, tag)? {
+        if kept.binary_search(&id).is_err() {
+            store.remove(trees::VECTORS_GONE, &key(tag, id))?;
+        }
+    }
+    Ok(())
 }
 
 /// Splits a format-2 value into (target, code).
@@ -91,10 +117,21 @@ pub fn code(store: &Store, tag: &Tag, id: u64) -> store::Result<Option<Vec<i8>>>
 }
 
 /// Visits every (id, code) of a scope in id order; unreadable records are skipped.
-pub fn scan(store: &Store, tag: &Tag, mut f: impl FnMut(u64, &[i8])) -> store::Result<()> {
+pub fn scan(store: &Store, tag: &Tag, f: impl FnMut(u64, &[i8])) -> store::Result<()> {
+    scan_after(store, tag, None, f)
+}
+
+/// Visits the (id, code) of a scope's vectors with ids above `after` (all of them for None), in
+/// id order; what comes before is not read. Unreadable records are skipped.
+pub fn scan_after(store: &Store, tag: &Tag, after: Option<u64>, mut f: impl FnMut(u64, &[i8])) -> store::Result<()> {
     let mut bad = 0usize;
     let mut buf: Vec<i8> = Vec::new();
-    store.scan_bytes(trees::VECTORS, tag, |k, v| {
+    let from = match after {
+        Some(id) if id == u64::MAX => return Ok(()),
+        Some(id) => key(tag, id + 1).to_vec(),
+        None => tag.to_vec(),
+    };
+    store.scan_bytes_from(trees::VECTORS, tag, &from, |k, v| {
         match (store::keys::u64_at(k, 8), split(v)) {
             (Some(id), Some((_, code))) if quant::dim_of(code.len()).is_some() => {
                 buf.clear();

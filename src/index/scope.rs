@@ -86,6 +86,34 @@ impl Points {
         p
     }
 
+    /// Loads a scope from a saved graph that holds its points' codes: `gone` are ids removed since
+    /// the save (ascending or not), `later` gives the points stored since (ids above the last
+    /// saved one) in id order.
+    pub fn restore(
+        dim: usize,
+        ids: Vec<u64>,
+        codes: Vec<i8>,
+        graph: Graph,
+        gone: &[u64],
+        later: impl FnOnce(&mut dyn FnMut(u64, &[i8])),
+    ) -> Points {
+        let n = ids.len();
+        let mut p =
+            Points { dim, ids, codes, state: vec![LIVE; n], graph: Arc::new(graph), live: n, ..Points::default() };
+        for id in gone {
+            if let Ok(i) = p.ids.binary_search(id)
+                && p.state[i] == LIVE
+            {
+                p.state[i] = DEAD;
+                p.live -= 1;
+            }
+        }
+        later(&mut |id, code| {
+            p.push(id, code);
+        });
+        p
+    }
+
     fn stride(&self) -> usize {
         quant::stride(self.dim)
     }

@@ -147,3 +147,37 @@ fn clearing_forgets_loaded_scopes_and_their_graphs() {
     assert!(!persist::file(&graphs, &records::tag("big")).exists());
     assert_eq!(top(&idx, "big", 3), None);
 }
+
+#[test]
+fn a_saved_graph_brings_its_codes_and_the_store_adds_only_what_changed_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("db")).unwrap();
+    let graphs = dir.path().join("index");
+    let idx = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    let ids = fill(&idx, "big", 0..(HNSW_MIN as u32 + 5));
+    idx.build_now("big").unwrap();
+    let tag = records::tag("big");
+    assert!(persist::load(&graphs, &tag).and_then(|s| s.codes).is_some(), "the file holds the codes");
+    // A later process removes a vector and adds one without ever loading the scope.
+    let later = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    later.remove("big", ids[9]).unwrap();
+    later.insert("big", b"late", unit(100_000)).unwrap();
+    assert_eq!(records::gone(&store, &tag).unwrap(), vec![ids[9]]);
+    let again = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    assert!(
+        again.search("big", &unit(9), 3, 0.0).unwrap().iter().all(|h| h.id != ids[9]),
+        "a removed vector stays gone"
+    );
+    assert_eq!(top(&again, "big", 100_000), Some(b"late".to_vec()));
+    assert_eq!(top(&again, "big", 10), Some(b"t10".to_vec()));
+    assert_eq!(again.sizes(), vec![("big".to_string(), HNSW_MIN + 5)]);
+    let slot = again.slot("big");
+    assert_eq!(slot.points.read().unwrap().as_ref().map(Points::shape), Some((HNSW_MIN + 5, 1)), "loaded, not rebuilt");
+    // The next build leaves the removed vector out of its file, and the note goes with it.
+    again.build_now("big").unwrap();
+    assert!(records::gone(&store, &tag).unwrap().is_empty());
+    let last = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    assert_eq!(last.search("big", &unit(9), 1, 0.99).unwrap().len(), 0);
+    assert_eq!(top(&last, "big", 100_000), Some(b"late".to_vec()));
+    assert_eq!(last.sizes(), vec![("big".to_string(), HNSW_MIN + 5)]);
+}
