@@ -1,7 +1,7 @@
 //! `refrain serve`: the MCP server over stdio (default) or HTTP.
 
 use super::GlobalArgs;
-use crate::server::{Establishing, Handler, Link, stdio, stdout};
+use crate::server::{Establishing, Handler, Link, pipes, stdio, stdout};
 use clap::Args;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -46,7 +46,7 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCode> {
         let handler = Handler::new(link.clone());
         match (args.http, protocol_out) {
             (Some(addr), _) => crate::server::http::serve(addr, handler, &config).await?,
-            (None, Some(out)) => stdio::serve(tokio::io::stdin(), out, handler, max).await?,
+            (None, Some(out)) => stdio::serve(pipes::stdin(), pipes::stdout(out), handler, max).await?,
             (None, None) => anyhow::bail!("stdout could not be claimed for the protocol"),
         }
         let failed = match establishing.outcome(EXIT_WAIT).await {

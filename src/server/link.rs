@@ -13,6 +13,7 @@
 //! (taking over ownership if it can) and retries the request; writes are idempotent, so a retried
 //! request never stores a duplicate.
 
+use super::relay::Relay;
 use super::{Handler, owner, run};
 use crate::app::App;
 use crate::config::Config;
@@ -93,7 +94,7 @@ struct Owned {
 enum Conn {
     Down,
     Local(Arc<Owned>),
-    Remote(Arc<RunningService<RoleClient, ()>>),
+    Remote(Arc<Relay>),
 }
 
 /// The link's state: a generation (bumped at every re-establishment), the connection, and the
@@ -374,7 +375,7 @@ impl Link {
             let stream = tokio::net::UnixStream::connect(self.project.socket_path())
                 .await
                 .map_err(|e| Connect::Failed(e.to_string()))?;
-            ().serve(stream).await.map_err(|e| Connect::Failed(e.to_string()))
+            Relay::connect(stream).await.map_err(Connect::Failed)
         };
         match tokio::time::timeout(HANDSHAKE_DEADLINE, attempt).await {
             Ok(Ok(client)) => {

@@ -7,6 +7,8 @@ pub mod handler;
 pub mod http;
 pub mod link;
 pub mod owner;
+pub mod pipes;
+pub mod relay;
 pub mod run;
 pub mod stdio;
 pub mod stdout;

@@ -6,6 +6,7 @@
 
 use super::Handler;
 use rmcp::ServiceExt;
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -113,6 +114,11 @@ fn trim_line(buf: &[u8]) -> &[u8] {
 
 /// Valid JSON-RPC passes; anything else gets the error reply to send back.
 fn check(line: &[u8]) -> Result<(), String> {
+    // The common case is read without building the message (params are skipped, not stored):
+    // rmcp parses it again right after.
+    if let Ok(e) = serde_json::from_slice::<Envelope>(line) {
+        return if e.valid() { Ok(()) } else { Err(invalid(e.id.unwrap_or(Value::Null))) };
+    }
     let value: Value = serde_json::from_slice(line).map_err(|e| {
         error_line(
             Value::Null,
@@ -125,15 +131,39 @@ fn check(line: &[u8]) -> Result<(), String> {
         && (value.get("method").is_some_and(Value::is_string)
             || value.get("result").is_some()
             || value.get("error").is_some());
-    if valid {
-        Ok(())
-    } else {
-        Err(error_line(
-            id,
-            -32600,
-            "invalid request: expected a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\" and a string \"method\"",
-        ))
+    if valid { Ok(()) } else { Err(invalid(id)) }
+}
+
+/// The members of a JSON-RPC message the check looks at; the others are skipped unread.
+#[derive(serde::Deserialize)]
+struct Envelope {
+    jsonrpc: Option<Value>,
+    id: Option<Value>,
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: bool,
+    #[serde(default, deserialize_with = "present")]
+    error: bool,
+}
+
+impl Envelope {
+    fn valid(&self) -> bool {
+        self.jsonrpc.as_ref().and_then(Value::as_str) == Some("2.0")
+            && (self.method.as_ref().is_some_and(Value::is_string) || self.result || self.error)
     }
+}
+
+/// True for a member that is there, whatever its value (`null` included).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(d).map(|_| true)
+}
+
+fn invalid(id: Value) -> String {
+    error_line(
+        id,
+        -32600,
+        "invalid request: expected a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\" and a string \"method\"",
+    )
 }
 
 fn error_line(id: Value, code: i64, message: &str) -> String {
@@ -145,26 +175,28 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     mut errors: mpsc::UnboundedReceiver<String>,
     mut out: W,
 ) {
-    let mut lines = BufReader::new(from_rmcp).lines();
+    let mut from_rmcp = BufReader::new(from_rmcp);
+    let mut line = Vec::new();
     let mut errors_open = true;
     loop {
-        let line = tokio::select! {
-            l = lines.next_line() => match l { Ok(Some(l)) => l, _ => break },
+        line.clear();
+        tokio::select! {
+            n = from_rmcp.read_until(b'\n', &mut line) => match n { Ok(n) if n > 0 => {}, _ => break },
             e = errors.recv(), if errors_open => match e {
-                Some(e) => e,
+                Some(e) => line.extend_from_slice(e.as_bytes()),
                 None => { errors_open = false; continue }
             },
         };
-        if out.write_all(line.as_bytes()).await.is_err()
-            || out.write_all(b"\n").await.is_err()
-            || out.flush().await.is_err()
-        {
+        // One write per message: the line and its newline together.
+        if line.last() != Some(&b'\n') {
+            line.push(b'\n');
+        }
+        if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
             break;
         }
     }
     while let Ok(e) = errors.try_recv() {
-        let _ = out.write_all(e.as_bytes()).await;
-        let _ = out.write_all(b"\n").await;
+        let _ = out.write_all(format!("{e}\n").as_bytes()).await;
     }
     let _ = out.flush().await;
 }
@@ -183,6 +215,24 @@ mod tests {
     fn json_without_method_gets_invalid_request_with_its_id() {
         let e = check(br#"{"jsonrpc":"2.0","id":7}"#).unwrap_err();
         assert!(e.contains("-32600") && e.contains("\"id\":7"), "{e}");
+    }
+
+    #[test]
+    fn a_non_string_method_gets_invalid_request() {
+        let e = check(br#"{"jsonrpc":"2.0","id":"a","method":3}"#).unwrap_err();
+        assert!(e.contains("-32600") && e.contains("\"id\":\"a\""), "{e}");
+    }
+
+    #[test]
+    fn responses_pass_even_with_a_null_result() {
+        assert!(check(br#"{"jsonrpc":"2.0","id":1,"result":null}"#).is_ok());
+        assert!(check(br#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#).is_ok());
+    }
+
+    #[test]
+    fn a_wrong_version_gets_invalid_request() {
+        let e = check(br#"{"jsonrpc":"1.0","id":2,"method":"ping","params":{"a":[1,2]}}"#).unwrap_err();
+        assert!(e.contains("-32600") && e.contains("\"id\":2"), "{e}");
     }
 
     #[test]

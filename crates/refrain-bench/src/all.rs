@@ -10,7 +10,7 @@
 //! concurrent clients (one server process each, as agents run them), the owner's peak memory
 //! and the store's size on disk.
 
-use crate::driver::{self, Setup, Spawned};
+use crate::driver::{self, Spawned};
 use crate::families::filler;
 use crate::measure::{Samples, peak_rss_mib, rss_mib};
 use crate::preload::{self, Loaded, NAMESPACE, TOOL};
@@ -105,7 +105,7 @@ async fn one_size(base: &Path, n: usize, opts: &Opts, prompt: &PromptInputs) -> 
     let cpu = process_cpu_s();
     let loaded = preload::fill(&setup.home, &project, &opts.models, n, 200, opts.samples, opts.plain)?;
     let mut rows = vec![
-        row("machine load average after the preload (1 / 5 / 15 min)", "", load_average()),
+        row("machine load average after the preload (1 / 5 / 15 min)", "", crate::throughput::load_average()),
         row(
             "preload in process: plans + results, graphs built and saved (wall s / CPU s)",
             "",
@@ -152,11 +152,11 @@ async fn one_size(base: &Path, n: usize, opts: &Opts, prompt: &PromptInputs) -> 
     ));
     rows.extend(prompt_rows(&server, prompt, &transcript).await?);
     for &c in &opts.clients {
-        let (rate, errors) = throughput(&setup, &server, c, opts.samples, n).await?;
+        let rate = crate::throughput::run(&setup, &server, c, opts.samples, n).await?;
         rows.push(row(
-            &format!("throughput, {c} concurrent client(s), 80% exact get / 20% put (requests/s)"),
+            &format!("throughput, {c} concurrent client(s), 80% exact get / 20% put (requests/s, CPU per request)"),
             "",
-            format!("{rate:.0}{}", if errors > 0 { format!(" ({errors} errors)") } else { String::new() }),
+            rate.cell(),
         ));
     }
     let stats = server.ok("cache_stats", json!({})).await?;
@@ -186,7 +186,11 @@ async fn one_size(base: &Path, n: usize, opts: &Opts, prompt: &PromptInputs) -> 
         .map(|s| format!("{} {:.1} MiB ({} records)", s.tree, s.bytes as f64 / 1_048_576.0, s.records))
         .collect();
     rows.push(row("keys + values by tree, largest first", "", top.join(", ")));
-    rows.push(row("machine load average at the end of this size (1 / 5 / 15 min)", "", load_average()));
+    rows.push(row(
+        "machine load average at the end of this size (1 / 5 / 15 min)",
+        "",
+        crate::throughput::load_average(),
+    ));
     Ok(rows)
 }
 
@@ -220,11 +224,6 @@ fn process_cpu_s() -> f64 {
     let fields: Vec<&str> = s.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
     let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     (ticks(11) + ticks(12)) / 100.0
-}
-
-fn load_average() -> String {
-    let s = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    s.split_whitespace().take(3).collect::<Vec<_>>().join(" / ")
 }
 
 /// CPU time a process's live threads have run, ns (from /proc, scheduler accounting).
@@ -318,48 +317,4 @@ async fn prompt_rows(server: &Spawned, prompt: &PromptInputs, transcript: &Path)
         format!("compact_preview, {} MB transcript (p50 / p99 / max ms, ok)", prompt.transcript.len() / 1_000_000);
     rows.push(row(&what, "< 300 ms", v));
     Ok(rows)
-}
-
-/// Requests per second with `clients` concurrent clients, each on its own server process (the
-/// first is `first`, the owner; the others follow it over the socket). Returns the rate and errors.
-async fn throughput(
-    setup: &Setup,
-    first: &Spawned,
-    clients: usize,
-    per: usize,
-    n: usize,
-) -> anyhow::Result<(f64, usize)> {
-    let mut extra = Vec::new();
-    for _ in 1..clients.max(1) {
-        extra.push(driver::spawn(setup).await?);
-    }
-    let peers: Vec<_> =
-        std::iter::once(first.client.peer().clone()).chain(extra.iter().map(|s| s.client.peer().clone())).collect();
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for (c, peer) in peers.into_iter().enumerate() {
-        tasks.push(tokio::spawn(async move {
-            let mut rng = Rng::new(c as u64 + 1);
-            let mut errors = 0;
-            for i in 0..per {
-                let (tool, args) = if i % 5 == 4 {
-                    let args = json!({"namespace": NAMESPACE, "tool": TOOL, "args": {"tp": format!("{clients}-{c}-{i}")}, "result": "x", "read_only": true});
-                    ("response_cache_put", args)
-                } else {
-                    ("response_cache_get", json!({"namespace": NAMESPACE, "tool": TOOL, "args": {"q": rng.below(n.max(1) as u64)}}))
-                };
-                match call(&peer, tool, args).await {
-                    Ok(r) if r.is_error != Some(true) => {}
-                    _ => errors += 1,
-                }
-            }
-            errors
-        }));
-    }
-    let mut errors = 0;
-    for t in tasks {
-        errors += t.await?;
-    }
-    let rate = (clients.max(1) * per) as f64 / started.elapsed().as_secs_f64();
-    Ok((rate, errors))
 }

@@ -24,6 +24,7 @@ mod sets;
 mod speed;
 mod stall;
 mod team;
+mod throughput;
 mod trees;
 mod work;
 

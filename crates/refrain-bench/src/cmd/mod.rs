@@ -8,6 +8,7 @@ mod prompt;
 mod results;
 mod speed;
 mod startup;
+mod throughput;
 
 use clap::{Args, Subcommand};
 use std::io::Write;
@@ -38,6 +39,9 @@ pub enum Scenario {
     Plans(plans::Scenario),
     /// The one table: every tool over stdio at 1k/10k(/100k) entries, throughput, memory, store size.
     All(all::AllArgs),
+    /// Only the throughput rows of `all` (concurrent clients, exact gets and puts), with the CPU
+    /// time per request of the owner, the followers and the clients.
+    Throughput(throughput::ThroughputArgs),
     /// SIGKILL of the owner during bursts of writes, restart, every acknowledged write checked.
     Crash(fault::CrashArgs),
     /// Stdio and HTTP clients on one project at once, mixed reads and writes, the owner killed midway.
@@ -90,6 +94,7 @@ pub fn run(global: &GlobalArgs, scenario: Scenario) -> anyhow::Result<ExitCode> 
         Scenario::Prompt(a) => prompt::run(a),
         Scenario::Plans(s) => plans::run(global, s),
         Scenario::All(a) => all::run(global, a),
+        Scenario::Throughput(a) => throughput::run(global, a),
         Scenario::Crash(a) => fault::run_crash(global, a),
         Scenario::Load(a) => fault::run_load(global, a),
         Scenario::ReportHistory { sizes_mb, dir } => {
