@@ -115,8 +115,13 @@ fn trim_line(buf: &[u8]) -> &[u8] {
 /// Valid JSON-RPC passes; anything else gets the error reply to send back.
 fn check(line: &[u8]) -> Result<(), String> {
     // The common case is read without building the message (params are skipped, not stored):
-    // rmcp parses it again right after.
-    if let Ok(e) = serde_json::from_slice::<Envelope>(line) {
+    // rmcp parses it again right after. Skipping checks neither depth nor UTF-8, so a message
+    // nested deeper than a parse allows, or one that is not UTF-8, takes the full parse below,
+    // which refuses it (rmcp must never see it: either stops its transport).
+    if nesting(line) <= MAX_NESTING
+        && std::str::from_utf8(line).is_ok()
+        && let Ok(e) = serde_json::from_slice::<Envelope>(line)
+    {
         return if e.valid() { Ok(()) } else { Err(invalid(e.id.unwrap_or(Value::Null))) };
     }
     let value: Value = serde_json::from_slice(line).map_err(|e| {
@@ -132,6 +137,35 @@ fn check(line: &[u8]) -> Result<(), String> {
             || value.get("result").is_some()
             || value.get("error").is_some());
     if valid { Ok(()) } else { Err(invalid(id)) }
+}
+
+/// Deepest nesting a message may have: serde_json's own parse limit.
+const MAX_NESTING: usize = 128;
+
+/// How deeply a JSON text nests arrays and objects (brackets inside strings do not count).
+fn nesting(line: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in line {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// The members of a JSON-RPC message the check looks at; the others are skipped unread.
@@ -176,14 +210,18 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     mut out: W,
 ) {
     let mut from_rmcp = BufReader::new(from_rmcp);
-    let mut line = Vec::new();
+    // What rmcp has written of its next message so far: `read_until` is not cancel-safe, so a
+    // message it had begun when an error line won the race stays here and is finished next time.
+    let mut partial = Vec::new();
     let mut errors_open = true;
     loop {
-        line.clear();
-        tokio::select! {
-            n = from_rmcp.read_until(b'\n', &mut line) => match n { Ok(n) if n > 0 => {}, _ => break },
+        let mut line = tokio::select! {
+            n = from_rmcp.read_until(b'\n', &mut partial) => match n {
+                Ok(n) if n > 0 => std::mem::take(&mut partial),
+                _ => break,
+            },
             e = errors.recv(), if errors_open => match e {
-                Some(e) => line.extend_from_slice(e.as_bytes()),
+                Some(e) => e.into_bytes(),
                 None => { errors_open = false; continue }
             },
         };
@@ -204,6 +242,30 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_nested_deeper_than_a_parse_allows_is_refused_here() {
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"a":{}{}}}}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let e = check(deep.as_bytes()).unwrap_err();
+        assert!(e.contains("-32700") && e.contains("recursion"), "{e}");
+        // Brackets inside strings do not count.
+        let quoted = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"m","params":{{"s":"{}"}}}}"#, "[".repeat(500));
+        assert!(check(quoted.as_bytes()).is_ok());
+        assert_eq!(nesting(br#"{"a":[{"b":"]]]\"[["}]}"#), 3);
+    }
+
+    #[test]
+    fn a_message_that_is_not_utf8_is_refused_here() {
+        let mut line = br#"{"jsonrpc":"2.0","id":5,"method":"m","params":{"s":""#.to_vec();
+        line.extend_from_slice(&[0xff, 0xfe]);
+        line.extend_from_slice(br#""}}"#);
+        let e = check(&line).unwrap_err();
+        assert!(e.contains("-32700"), "{e}");
+    }
 
     #[test]
     fn non_json_gets_a_parse_error() {

@@ -31,9 +31,14 @@ impl Counts {
         Counts(std::array::from_fn(|_| AtomicI64::new(UNKNOWN)), std::array::from_fn(|_| AtomicI64::new(UNKNOWN)))
     }
 
-    /// The counts written at the last flush (unknown where none was written).
-    pub(super) fn load(meta: &sled::Tree) -> Result<Counts> {
+    /// The counts written at the last flush (unknown where none was written); all zero for a
+    /// store created just now (`fresh`).
+    pub(super) fn load(meta: &sled::Tree, fresh: bool) -> Result<Counts> {
         let counts = Counts::unknown();
+        if fresh {
+            counts.0.iter().for_each(|n| n.store(0, Ordering::Relaxed));
+            return Ok(counts);
+        }
         for (i, tree) in COUNTED.iter().enumerate() {
             if let Some(v) = meta.get(key(*tree))?
                 && let Ok(b) = <[u8; 8]>::try_from(v.as_ref())
@@ -135,6 +140,17 @@ mod tests {
         assert_eq!(store.len(trees::PLANS).unwrap(), 11);
         assert_eq!(store.clear(trees::PLANS).unwrap(), 11);
         assert_eq!(store.len(trees::PLANS).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_new_store_starts_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.commit.counts.get(trees::VECTORS), Some(0), "nothing to walk in a new store");
+        store.put_bytes(trees::VECTORS, b"v", b"code").unwrap();
+        drop(store);
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.commit.counts.get(trees::VECTORS), Some(1), "written at close and read back");
     }
 
     #[test]

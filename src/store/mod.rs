@@ -106,7 +106,7 @@ impl Store {
             .compression_factor(COMPRESSION_LEVEL)
             .open()
             .map_err(|e| classify(dir, e))?;
-        let counts = count::Counts::load(&db.open_tree(trees::META.0)?)?;
+        let counts = count::Counts::load(&db.open_tree(trees::META.0)?, !db.was_recovered())?;
         let commit = std::sync::Arc::new(commit::Commit::new(db.clone(), counts));
         Ok(Store { db, path: dir.to_path_buf(), limit: Default::default(), commit })
     }
