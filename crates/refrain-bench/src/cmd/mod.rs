@@ -4,6 +4,7 @@
 mod all;
 mod fault;
 mod plans;
+mod preload;
 mod prompt;
 mod results;
 mod speed;
@@ -38,6 +39,8 @@ pub enum Scenario {
     Plans(plans::Scenario),
     /// The one table: every tool over stdio at 1k/10k(/100k) entries, throughput, memory, store size.
     All(all::AllArgs),
+    /// The in-process preload of `all` alone (plans and results, graphs built and saved), timed.
+    Preload(preload::PreloadArgs),
     /// SIGKILL of the owner during bursts of writes, restart, every acknowledged write checked.
     Crash(fault::CrashArgs),
     /// Stdio and HTTP clients on one project at once, mixed reads and writes, the owner killed midway.
@@ -90,6 +93,7 @@ pub fn run(global: &GlobalArgs, scenario: Scenario) -> anyhow::Result<ExitCode> 
         Scenario::Prompt(a) => prompt::run(a),
         Scenario::Plans(s) => plans::run(global, s),
         Scenario::All(a) => all::run(global, a),
+        Scenario::Preload(a) => preload::run(global, &a),
         Scenario::Crash(a) => fault::run_crash(global, a),
         Scenario::Load(a) => fault::run_load(global, a),
         Scenario::ReportHistory { sizes_mb, dir } => {
