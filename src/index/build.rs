@@ -4,26 +4,27 @@
 //! The build's threads run at the lowest CPU priority: it takes every core for seconds, and the
 //! calls served meanwhile must not wait behind it.
 
-use super::graph::{EF_CONSTRUCTION, Graph};
+use super::graph::Graph;
 use super::{Inner, Slot, lock, persist, quant, records};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-/// Builds and installs the scope's graph, then saves it. The caller has set `slot.building`;
-/// it is cleared here. Returns the points in the new graph (0 when nothing was built).
-pub(super) fn run(inner: &Inner, slot: &Slot) -> usize {
+/// Builds and installs the scope's graph with a beam of `ef` while inserting, then saves it.
+/// The caller has set `slot.building`; it is cleared here. Returns the points in the new graph
+/// (0 when nothing was built).
+pub(super) fn run(inner: &Inner, slot: &Slot, ef: usize) -> usize {
     let _one = lock(&inner.build_lock);
-    let n = build_and_save(inner, slot).unwrap_or(0);
+    let n = build_and_save(inner, slot, ef).unwrap_or(0);
     slot.building.store(false, Ordering::Release);
     n
 }
 
-fn build_and_save(inner: &Inner, slot: &Slot) -> Option<usize> {
+fn build_and_save(inner: &Inner, slot: &Slot, ef: usize) -> Option<usize> {
     let snap = slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut()?.snapshot();
     let (n, dim) = (snap.ids.len(), snap.dim);
     let started = Instant::now();
-    let build = || Graph::build(&snap.codes, quant::stride(dim), n, EF_CONSTRUCTION);
+    let build = || Graph::build(&snap.codes, quant::stride(dim), n, ef);
     let built = catch_unwind(AssertUnwindSafe(|| match low_priority_pool() {
         Some(pool) => pool.install(build),
         None => build(),

@@ -44,6 +44,9 @@ pub enum Error {
     },
 }
 
+/// A vector to store, with the record key it points at.
+pub type Targeted = (Vec<u8>, Vec<f32>);
+
 /// One search hit: the stored vector's id, what it points at, and cosine similarity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
@@ -215,6 +218,44 @@ impl VectorIndex {
         Ok(added.into_iter().map(|(id, _)| id).collect())
     }
 
+    /// `insert_many` for bulk imports: the codes are encoded on the caller's thread and written
+    /// as one store batch, so several importing threads share the cores and each chunk costs one
+    /// apply instead of one insert per vector. Same records, same ids, same index state.
+    pub fn import(&self, scope: &str, items: Vec<Targeted>) -> Result<Vec<u64>, Error> {
+        let slot = self.slot(scope);
+        if !slot.registered.swap(true, Ordering::Relaxed) {
+            records::register(&self.0.store, scope)?;
+        }
+        let dim = items.first().map_or(0, |(_, v)| v.len());
+        if let Some((_, v)) = items.iter().find(|(_, v)| v.len() != dim) {
+            return Err(Error::Dimension { got: v.len(), want: dim });
+        }
+        let coded: Vec<(Vec<u8>, Vec<i8>)> = items.into_iter().map(|(t, v)| (t, quant::encode(&v))).collect();
+        let mut added = Vec::with_capacity(coded.len());
+        {
+            // Written under the loading lock, so a load neither misses nor doubles these.
+            let _l = lock(&slot.loading);
+            let have = slot.points.read().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, Points::dim);
+            if have > 0 && dim > 0 && have != dim {
+                return Err(Error::Dimension { got: dim, want: have });
+            }
+            let mut batch = store::Batch::new();
+            for (target, code) in coded {
+                let id = self.0.store.next_id()?;
+                records::put_into(&mut batch, &slot.tag, id, &target, &code);
+                added.push((id, code));
+            }
+            self.0.store.apply(batch)?;
+            if let Some(p) = slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut() {
+                added.iter().for_each(|(id, code)| {
+                    p.push(*id, code);
+                });
+            }
+        }
+        self.maybe_build(&slot);
+        Ok(added.into_iter().map(|(id, _)| id).collect())
+    }
+
     /// A stored vector of `scope` by id (decoded from its int8 code; None when it is gone): from
     /// the scope's points when they hold it, else read back from the store.
     pub fn stored_vector(&self, scope: &str, id: u64) -> Option<Vec<f32>> {
@@ -264,15 +305,15 @@ impl VectorIndex {
         Ok(hits)
     }
 
-    /// Builds the scope's graph now (bulk imports, `refrain index rebuild`) and saves it.
-    /// Returns the points in the graph.
+    /// Builds the scope's graph now (bulk imports, `refrain index rebuild`) and saves it, with
+    /// the bulk build's narrower beam (`graph::EF_BULK`). Returns the points in the graph.
     pub fn build_now(&self, scope: &str) -> Result<usize, Error> {
         let slot = self.slot(scope);
         drop(self.loaded(&slot, false)?);
         while slot.building.swap(true, Ordering::AcqRel) {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        Ok(build::run(&self.0, &slot))
+        Ok(build::run(&self.0, &slot, graph::EF_BULK))
     }
 
     /// Builds every registered scope's graph now; returns (scope, points) pairs.
@@ -302,7 +343,7 @@ impl VectorIndex {
             let (inner, slot) = (self.0.clone(), slot.clone());
             inner.builds_running.fetch_add(1, Ordering::AcqRel);
             let spawned = std::thread::Builder::new().name("refrain-index-build".into()).spawn(move || {
-                build::run(&inner, &slot);
+                build::run(&inner, &slot, graph::EF_CONSTRUCTION);
                 inner.builds_running.fetch_sub(1, Ordering::AcqRel);
             });
             if let Err(e) = spawned {

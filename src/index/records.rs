@@ -8,7 +8,7 @@
 //! place by `migrate` the first time a newer refrain opens the store.
 
 use super::quant;
-use crate::store::{self, Key, Store, trees};
+use crate::store::{self, Batch, Key, Store, trees};
 use sha2::{Digest, Sha256};
 
 /// Format byte of a code record.
@@ -53,13 +53,22 @@ pub fn scopes(store: &Store) -> store::Result<Vec<String>> {
 
 /// Writes one vector's code (buffered; the caller flushes).
 pub fn put(store: &Store, tag: &Tag, id: u64, target: &[u8], code: &[i8]) -> store::Result<()> {
+    store.put_bytes(trees::VECTORS, &key(tag, id), &value(target, code))
+}
+
+/// Adds one vector's code to a batch, as `put` writes it.
+pub fn put_into(batch: &mut Batch, tag: &Tag, id: u64, target: &[u8], code: &[i8]) {
+    batch.put_bytes(trees::VECTORS, &key(tag, id), &value(target, code));
+}
+
+fn value(target: &[u8], code: &[i8]) -> Vec<u8> {
     let t = &target[..target.len().min(u16::MAX as usize)];
     let mut v = Vec::with_capacity(3 + t.len() + code.len());
     v.push(FORMAT);
     v.extend_from_slice(&(t.len() as u16).to_le_bytes());
     v.extend_from_slice(t);
     v.extend(code.iter().map(|c| *c as u8));
-    store.put_bytes(trees::VECTORS, &key(tag, id), &v)
+    v
 }
 
 /// Removes one vector; true when it existed. The removal is also noted in `vectors_gone`, so a

@@ -11,7 +11,7 @@ use super::Error;
 use super::head::{HEAD_VERSION, Head};
 use super::headcode;
 use super::template::Record;
-use crate::store::{Key, Store, trees};
+use crate::store::{Batch, Key, Store, trees};
 
 /// First byte of a `PLAN_HEADS` value in the current layout: then the bucket's length (one
 /// byte), the bucket, the binary head (older stores hold a JSON head there, whose first byte is
@@ -25,16 +25,29 @@ pub fn bucket_key(bucket: &str, id: &str) -> Vec<u8> {
 
 /// Writes a plan's head into its bucket row and its row by id (buffered).
 pub fn write(store: &Store, h: &Head) -> Result<(), Error> {
-    let code = headcode::encode(h);
+    let (code, row) = rows(h);
     store.put_bytes(trees::PLAN_BUCKETS, &bucket_key(&h.key.bucket, &h.id), &code)?;
+    store.put_bytes(trees::PLAN_HEADS, h.id.as_bytes(), &row)?;
+    Ok(())
+}
+
+/// Adds a plan's head rows to a batch, as `write` writes them.
+pub fn write_into(batch: &mut Batch, h: &Head) {
+    let (code, row) = rows(h);
+    batch.put_bytes(trees::PLAN_BUCKETS, &bucket_key(&h.key.bucket, &h.id), &code);
+    batch.put_bytes(trees::PLAN_HEADS, h.id.as_bytes(), &row);
+}
+
+/// A head's bucket row value and its row by id.
+fn rows(h: &Head) -> (Vec<u8>, Vec<u8>) {
+    let code = headcode::encode(h);
     let b = h.key.bucket.as_bytes();
     let mut row = Vec::with_capacity(2 + b.len() + code.len());
     row.push(BY_ID);
     row.push(b.len().min(255) as u8);
     row.extend_from_slice(&b[..b.len().min(255)]);
     row.extend_from_slice(&code);
-    store.put_bytes(trees::PLAN_HEADS, h.id.as_bytes(), &row)?;
-    Ok(())
+    (code, row)
 }
 
 /// The head in a `PLAN_HEADS` row of the current layout.

@@ -64,6 +64,42 @@ pub fn put(store: &Store, rec: &Record) -> Result<(), Error> {
     Ok(())
 }
 
+/// Files many new plans at once (imports, benchmark preloads), each with its task vector,
+/// exactly as `plan_store` files a new plan one at a time (record, head rows, exact-text rows,
+/// vector, the `stored` counter), written as one store batch per call. Each plan's `vector` is
+/// set here. Safe to call from several threads at once, each with its own chunk; the caller
+/// flushes. Of plans sharing an id the last is kept. Returns how many plans were filed.
+pub fn import(store: &Store, index: &VectorIndex, items: Vec<(StoredPlan, Option<Vec<f32>>)>) -> Result<usize, Error> {
+    let mut last = std::collections::HashMap::with_capacity(items.len());
+    items.iter().enumerate().for_each(|(i, (p, _))| {
+        last.insert(p.id.clone(), i);
+    });
+    let kept: Vec<(StoredPlan, Option<Vec<f32>>)> =
+        items.into_iter().enumerate().filter(|(i, (p, _))| last.get(&p.id) == Some(i)).map(|(_, x)| x).collect();
+    let (at, vectors): (Vec<usize>, Vec<crate::index::Targeted>) =
+        kept.iter().enumerate().filter_map(|(i, (p, v))| v.clone().map(|v| (i, (p.id.as_bytes().to_vec(), v)))).unzip();
+    let mut ids: Vec<Option<u64>> = vec![None; kept.len()];
+    if !vectors.is_empty() {
+        for (i, id) in at.into_iter().zip(index.import(SCOPE, vectors)?) {
+            ids[i] = Some(id);
+        }
+    }
+    let mut batch = crate::store::Batch::new();
+    let n = kept.len();
+    for ((plan, _), vector) in kept.into_iter().zip(ids) {
+        hits::forget(store, &plan.id);
+        let rec = Record { plan, vector };
+        batch.put(trees::PLANS, rec.plan.id.as_bytes(), &rec)?;
+        heads::write_into(&mut batch, &Head::of(&rec.plan, rec.vector));
+        for h in text_hashes(&rec.plan.provenance.task) {
+            batch.put(trees::PLAN_TEXTS, &bucket_key(&h, &rec.plan.id), &())?;
+        }
+    }
+    store.apply(batch)?;
+    crate::stats::bump(store, "plans", "stored", None, n as u64)?;
+    Ok(n)
+}
+
 /// The exact-text keys of a task: its text as written and its masked text, each in canonical
 /// form (case, spacing and end punctuation do not matter).
 pub fn text_hashes(task: &str) -> [String; 2] {

@@ -108,6 +108,35 @@ pub fn write(store: &Store, e: &Entry) -> store::Result<()> {
     touch(store, &e.key, false)
 }
 
+/// Writes many new entries with their rows in one store batch (bulk imports; buffered, the
+/// caller flushes): the rows `write` files, and at once the usage and LRU rows that its touch
+/// writes with the next batch of touches. Of entries sharing a key the last is kept, as if each
+/// had replaced the one before. No entry may exist yet under any of the keys.
+pub fn write_many(store: &Store, entries: &[Entry]) -> store::Result<()> {
+    let mut last = std::collections::HashMap::with_capacity(entries.len());
+    for (i, e) in entries.iter().enumerate() {
+        last.insert(e.key.as_str(), i);
+    }
+    let mut batch = store::Batch::new();
+    let (now, mut bytes) = (now_ms(), 0u64);
+    for (_, e) in entries.iter().enumerate().filter(|(i, e)| last.get(e.key.as_str()) == Some(i)) {
+        batch.put(trees::RESPONSES, e.key.as_bytes(), e)?;
+        for d in &e.deps {
+            batch.put(trees::RESPONSE_DEPS, &dep_row(d, &e.key), &())?;
+        }
+        if let Some(q) = &e.query {
+            super::texts::put_into(&mut batch, &e.namespace, &e.tool, q, &e.key)?;
+        }
+        bytes = bytes.saturating_add(e.bytes);
+        let ticket = store.next_id()?;
+        batch.put(trees::RESPONSE_LRU, &lru_row(ticket, &e.key), &())?;
+        batch.put(trees::RESPONSE_USE, e.key.as_bytes(), &Use { ticket, last_ms: now, hits: 0 })?;
+    }
+    store.apply(batch)?;
+    store.incr(trees::RESPONSE_USE, BYTES_IN, bytes)?;
+    Ok(())
+}
+
 /// Moves an entry to the most recently used end (on put and on every hit). The move is held in
 /// memory (`Touches`) and written with the next batch: before every flush, every
 /// `TOUCH_BATCH` touches, and before the LRU order is read. A crash may lose the touches since

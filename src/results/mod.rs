@@ -9,6 +9,7 @@
 //! threshold); `invalidate_paths` drops what depends on written paths; `evict` removes by key,
 //! tool, staleness or everything.
 
+pub mod bulk;
 pub mod entry;
 pub mod evict;
 pub mod feedback;

@@ -5,7 +5,7 @@
 //! Tree `response_texts`: sha256(namespace, tool, normalised query) -> exact key. The row of the
 //! latest entry stored with that text wins; rows are removed with their entry.
 
-use crate::store::{self, Store, trees};
+use crate::store::{self, Batch, Store, trees};
 use crate::verify::text;
 use sha2::{Digest, Sha256};
 
@@ -24,6 +24,14 @@ pub fn put(store: &Store, namespace: &str, tool: &str, query: &str, key: &str) -
         return Ok(());
     }
     store.put(trees::RESPONSE_TEXTS, &row(namespace, tool, query), &key.to_string())
+}
+
+/// Adds an entry's text row to a batch, as `put` writes it.
+pub fn put_into(batch: &mut Batch, namespace: &str, tool: &str, query: &str, key: &str) -> store::Result<()> {
+    if text::normalise(query).is_empty() {
+        return Ok(());
+    }
+    batch.put(trees::RESPONSE_TEXTS, &row(namespace, tool, query), &key.to_string())
 }
 
 /// The key of the entry stored with this exact (normalised) query text, if any.

@@ -5,12 +5,14 @@
 //! buffered by sled; callers acknowledge a write only after `flush` (shared by concurrent writers,
 //! with usage counters batched in memory: `commit`).
 
+mod batch;
 mod commit;
 mod count;
 pub mod keys;
 pub mod trees;
 pub mod tx;
 
+pub use batch::Batch;
 pub use commit::Deferred;
 pub use keys::Key;
 pub use trees::TreeName;

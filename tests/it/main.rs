@@ -6,6 +6,7 @@
 mod adversarial;
 mod agents;
 mod browser;
+mod bulk;
 mod hook;
 mod http;
 mod install;

@@ -103,7 +103,7 @@ async fn one_size(base: &Path, n: usize, opts: &Opts, prompt: &PromptInputs) -> 
     let project = Project::at(setup.project.clone(), &setup.home);
     let t = Instant::now();
     let cpu = process_cpu_s();
-    let loaded = preload::fill(&setup.home, &project, &opts.models, n, 200, opts.samples, opts.plain)?;
+    let loaded = preload::fill(&project, &opts.models, n, 200, opts.samples, opts.plain)?;
     let mut rows = vec![
         row("machine load average after the preload (1 / 5 / 15 min)", "", crate::throughput::load_average()),
         row(
@@ -219,7 +219,7 @@ async fn timed(
 }
 
 /// CPU seconds this process has used, finished threads included (/proc/self/stat, 100 Hz ticks).
-fn process_cpu_s() -> f64 {
+pub fn process_cpu_s() -> f64 {
     let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let fields: Vec<&str> = s.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
     let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);

@@ -1,26 +1,26 @@
 //! Fills a project's store in process before a benchmark server is spawned: `n` plans and `n`
-//! results written through the library (records plus their vectors), so 100k entries take
-//! seconds instead of 100k MCP calls. The vector index itself is left to the server, which
-//! rebuilds it from the store's vectors at startup, as after any crash.
+//! results filed through the library's bulk entry points (`results::bulk::import`,
+//! `plan::library::import`: the same records `response_cache_put` and `plan_store` write, one
+//! store batch per chunk), on every core, then both graphs built once and saved, as a server
+//! would. 1M entries take minutes instead of hours of one-at-a-time writes.
 //!
-//! Bulk vectors are pseudo-random unit vectors (embedding 100k texts would dominate the run);
+//! Bulk vectors are pseudo-random unit vectors (embedding 1M texts would dominate the run);
 //! `real` results go through the real put path with embedded queries, so semantic lookups have
 //! something true to find among the bulk. `questions` files real texts with their real
 //! embeddings, in batches, for runs where every stored text must be a true one.
 
 use crate::core::random_unit;
 use crate::families::filler;
-use refrain::app::App;
 use refrain::config::Config;
 use refrain::embed::{Embedder, FastEmbedder, ModelFiles};
 use refrain::index::VectorIndex;
 use refrain::plan::key::IntentKey;
-use refrain::plan::library::{self, Record};
+use refrain::plan::library;
 use refrain::plan::normalise::normalise;
 use refrain::plan::template::{Counters, Provenance, StoredPlan, Versions, plan_id};
 use refrain::project::Project;
 use refrain::results::entry::{self, Entry, now_ms};
-use refrain::results::{PutRequest, key};
+use refrain::results::key;
 use refrain::store::Store;
 use serde_json::json;
 use std::path::Path;
@@ -29,8 +29,39 @@ use std::path::Path;
 pub const TOOL: &str = "WebSearch";
 /// Namespace of the preloaded results.
 pub const NAMESPACE: &str = "default";
-/// Vectors written per throwaway index (below the graph threshold, so nothing is built here).
-const CHUNK: usize = 4000;
+/// Entries filed per store batch: big enough that a batch's apply is cheap per row, small
+/// enough that the importing threads take turns often.
+const CHUNK: usize = 2000;
+
+/// Runs `work(first, len)` over `0..n` in chunks of `CHUNK`, on every core (each thread takes the
+/// next chunk as it finishes one: the store's batch applies take turns, the building of the next
+/// chunk overlaps them). Stops at the first error.
+fn chunks_on_all_cores(n: usize, work: impl Fn(usize, usize) -> anyhow::Result<()> + Sync) -> anyhow::Result<()> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::Mutex::new(None);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let first = next.fetch_add(CHUNK, std::sync::atomic::Ordering::Relaxed);
+                    if first >= n {
+                        break;
+                    }
+                    if let Err(e) = work(first, CHUNK.min(n - first)) {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                        *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    }
+                }
+            });
+        }
+    });
+    match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
 
 /// What was preloaded, for the timed calls to aim at.
 #[derive(Debug, Clone)]
@@ -75,9 +106,7 @@ pub fn real_query(i: usize) -> String {
 
 /// Writes `n` plans and `n` results (+ `real` semantic results and `stale` expired ones) into
 /// the project's store (created without compression when `plain`, as older refrains made them).
-/// Runs its own runtime on a separate thread.
 pub fn fill(
-    home: &Path,
     project: &Project,
     models: &Path,
     n: usize,
@@ -89,91 +118,75 @@ pub fn fill(
     if plain {
         Store::open_uncompressed(&project.db_dir())?.flush()?;
     }
-    let (home, project, models) = (home.to_path_buf(), project.clone(), models.to_path_buf());
-    std::thread::spawn(move || -> anyhow::Result<Loaded> {
-        // Results first: the app started for the real puts rebuilds its index from a store that
-        // holds nothing yet, so no background build outlives it and keeps the store open.
-        let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-        let loaded = rt.block_on(results(&home, project.clone(), &models, n, real, stale))?;
-        rt.shutdown_timeout(std::time::Duration::from_secs(2));
-        plans(&project, n, Vectors::Random)?;
-        Ok(loaded)
-    })
-    .join()
-    .map_err(|_| anyhow::anyhow!("the preload thread panicked"))?
+    // Each part opens the store and closes it when done (sled holds a lock on it meanwhile).
+    let loaded = results(project, models, n, real, stale)?;
+    plans(project, n, Vectors::Random)?;
+    Ok(loaded)
 }
 
-async fn results(
-    home: &Path,
-    project: Project,
-    models: &Path,
-    n: usize,
-    real: usize,
-    stale: usize,
-) -> anyhow::Result<Loaded> {
+fn results(project: &Project, models: &Path, n: usize, real: usize, stale: usize) -> anyhow::Result<Loaded> {
     let store = Store::open(&project.db_dir())?;
-    let mut config = Config::default();
-    config.model.dir = Some(models.to_path_buf());
-    config.store.home = Some(home.to_path_buf());
-    let app = App::start(config, project, store);
-    let mut queries = Vec::new();
-    for i in 0..real {
-        let q = real_query(i);
-        let req = PutRequest {
-            tool: TOOL.into(),
-            args: json!({"real": i}),
-            result: json!(format!("answer {i}")),
-            query: Some(q.clone()),
-            ttl_secs: Some(86_400),
-            ..Default::default()
-        };
-        refrain::results::put(&app, req).await?;
-        queries.push(q);
-    }
-    let store = &app.store;
+    let index = VectorIndex::open(&store, Some(&project.index_dir()))?;
     let now = now_ms();
-    let scope = entry::scope(NAMESPACE, TOOL);
-    let index = app.index().await?;
-    index.hold_builds(true);
-    for chunk in (0..n).collect::<Vec<_>>().chunks(CHUNK) {
-        let keys: Vec<(String, serde_json::Value)> = chunk
+    // The real ones: their queries embedded by the model, filed as response_cache_put files them.
+    let queries: Vec<String> = (0..real).map(real_query).collect();
+    if real > 0 {
+        let model = FastEmbedder::load(&ModelFiles::under(models), 2, Config::default().model.max_length)?;
+        let vectors = model.embed(&queries.iter().map(String::as_str).collect::<Vec<_>>())?;
+        let items = queries
             .iter()
-            .map(|&i| {
-                let args = json!({"q": i});
-                (key::exact_key(NAMESPACE, TOOL, &args), args)
+            .zip(vectors)
+            .enumerate()
+            .map(|(i, (q, v))| {
+                let args = json!({"real": i});
+                let result = json!(format!("answer {i}"));
+                let e = Entry {
+                    key: key::exact_key(NAMESPACE, TOOL, &args),
+                    namespace: NAMESPACE.into(),
+                    tool: TOOL.into(),
+                    args,
+                    query: Some(q.clone()),
+                    bytes: result.to_string().len() as u64,
+                    result,
+                    created_ms: now,
+                    expires_ms: now + 86_400_000,
+                    deps: Vec::new(),
+                    vector: None,
+                };
+                (e, Some(v))
             })
             .collect();
-        let items =
-            keys.iter().zip(chunk).map(|((k, _), &i)| (k.as_bytes().to_vec(), random_unit(i as u64, 384))).collect();
-        let ids = index.insert_many(&scope, items)?;
-        for (((k, args), &i), id) in keys.into_iter().zip(chunk).zip(ids) {
-            write(store, k, args, Some(format!("bulk query {i}")), now + 86_400_000, Some(id))?;
-        }
+        refrain::results::bulk::import(&store, &index, items)?;
     }
+    let scope = entry::scope(NAMESPACE, TOOL);
+    index.hold_builds(true);
+    let filed = chunks_on_all_cores(n, |first, len| {
+        let items = (first..first + len)
+            .map(|i| {
+                let args = json!({"q": i});
+                let e = bulk_entry(args, Some(format!("bulk query {i}")), now + 86_400_000);
+                (e, Some(random_unit(i as u64, 384)))
+            })
+            .collect();
+        refrain::results::bulk::import(&store, &index, items)?;
+        Ok(())
+    });
     index.hold_builds(false);
+    filed?;
     index.build_now(&scope)?;
-    for i in 0..stale {
-        let args = json!({"stale": i});
-        let k = key::exact_key(NAMESPACE, TOOL, &args);
-        write(store, k, args, None, now.saturating_sub(1000), None)?;
-    }
-    store.flush_async().await?;
-    app.shutdown().await;
+    let stale_items =
+        (0..stale).map(|i| (bulk_entry(json!({"stale": i}), None, now.saturating_sub(1000)), None)).collect();
+    refrain::results::bulk::import(&store, &index, stale_items)?;
+    store.flush()?;
     Ok(Loaded { n, real: queries, stale })
 }
 
-fn write(
-    store: &Store,
-    key: String,
-    args: serde_json::Value,
-    query: Option<String>,
-    expires_ms: u64,
-    vector: Option<u64>,
-) -> anyhow::Result<()> {
+/// A bulk result: ~200 bytes of pseudo-random words under the exact key of `args`.
+fn bulk_entry(args: serde_json::Value, query: Option<String>, expires_ms: u64) -> Entry {
     let now = now_ms();
     let seed = key_seed(&args);
-    let e = Entry {
-        key,
+    Entry {
+        key: key::exact_key(NAMESPACE, TOOL, &args),
         namespace: NAMESPACE.into(),
         tool: TOOL.into(),
         args,
@@ -182,11 +195,9 @@ fn write(
         created_ms: now.min(expires_ms.saturating_sub(1)),
         expires_ms,
         deps: Vec::new(),
-        vector,
+        vector: None,
         bytes: 200,
-    };
-    entry::write(store, &e)?;
-    Ok(())
+    }
 }
 
 /// About `len` bytes of words drawn pseudo-randomly from a small vocabulary: a stand-in for a
@@ -232,9 +243,8 @@ pub enum Vectors<'a> {
     Random,
 }
 
-/// Writes filler plans (and their task vectors) straight into a fresh store. Each chunk uses a
-/// throwaway in-memory index, so no graph is built here: the vectors land in the store and the
-/// server builds its index from them at startup.
+/// Writes filler plans (and their task vectors) straight into a fresh store, on every core, one
+/// store batch per chunk; the graph is built once at the end and saved.
 pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()> {
     project.prepare()?;
     let store = Store::open(&project.db_dir())?;
@@ -244,36 +254,46 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
     };
     let index = VectorIndex::open(&store, Some(&project.index_dir()))?;
     index.hold_builds(true);
-    for chunk in (0..n).collect::<Vec<_>>().chunks(256) {
-        let items: Vec<(String, _)> = chunk.iter().map(|&i| filler(i)).collect();
-        let vectors = match (&model, vectors) {
+    let filed = chunks_on_all_cores(n, |first, len| {
+        let items: Vec<(String, _)> = (first..first + len).map(filler).collect();
+        let vectors: Vec<Option<Vec<f32>>> = match (&model, vectors) {
             (Some(m), _) => {
                 m.embed(&items.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>())?.into_iter().map(Some).collect()
             }
-            (None, Vectors::Random) => chunk.iter().map(|&i| Some(crate::core::random_unit(i as u64, 384))).collect(),
+            (None, Vectors::Random) => (first..first + len).map(|i| Some(random_unit(i as u64, 384))).collect(),
             (None, _) => vec![None; items.len()],
         };
-        for ((task, template), v) in items.into_iter().zip(vectors) {
-            let norm = normalise(&task);
-            let key = IntentKey::of(&norm);
-            let id = plan_id(&key.bucket, &template);
-            let vector = v.map(|v| index.insert(library::SCOPE, id.as_bytes(), v)).transpose()?;
-            let plan = StoredPlan {
-                id,
-                key,
-                versions: Versions { plan: "1".into(), normaliser: refrain::plan::NORMALISER_VERSION, extractor: None },
-                template,
-                skeleton: norm.skeleton,
-                provenance: Provenance { source: "bench-filler".into(), task, confidence: None },
-                stored_at: 0,
-                last_hit_at: None,
-                counters: Counters::default(),
-                quarantined: None,
-            };
-            library::put(&store, &Record { plan, vector })?;
-        }
-    }
+        let plans = items
+            .into_iter()
+            .zip(vectors)
+            .map(|((task, template), v)| {
+                let norm = normalise(&task);
+                let key = IntentKey::of(&norm);
+                let id = plan_id(&key.bucket, &template);
+                let plan = StoredPlan {
+                    id,
+                    key,
+                    versions: Versions {
+                        plan: "1".into(),
+                        normaliser: refrain::plan::NORMALISER_VERSION,
+                        extractor: None,
+                    },
+                    template,
+                    skeleton: norm.skeleton,
+                    provenance: Provenance { source: "bench-filler".into(), task, confidence: None },
+                    stored_at: 0,
+                    last_hit_at: None,
+                    counters: Counters::default(),
+                    quarantined: None,
+                };
+                (plan, v)
+            })
+            .collect();
+        library::import(&store, &index, plans)?;
+        Ok(())
+    });
     index.hold_builds(false);
+    filed?;
     index.build_now(library::SCOPE)?;
     store.flush()?;
     Ok(())
@@ -296,31 +316,36 @@ pub fn questions(
     let index = VectorIndex::open(&store, Some(&project.index_dir()))?;
     let scope = entry::scope(namespace, tool);
     let now = now_ms();
+    index.hold_builds(true);
     for (c, chunk) in texts.chunks(256).enumerate() {
         let vectors = model.embed(&chunk.iter().map(String::as_str).collect::<Vec<_>>())?;
         let first = c * 256;
-        let keys: Vec<String> =
-            (first..first + chunk.len()).map(|i| key::exact_key(namespace, tool, &json!({"q": i}))).collect();
-        let ids = index.insert_many(&scope, keys.iter().map(|k| k.as_bytes().to_vec()).zip(vectors).collect())?;
-        for (j, (k, id)) in keys.into_iter().zip(ids).enumerate() {
-            let i = first + j;
-            let result = json!(format!("answer {i}"));
-            let e = Entry {
-                key: k,
-                namespace: namespace.into(),
-                tool: tool.into(),
-                args: json!({"q": i}),
-                query: Some(chunk[j].clone()),
-                bytes: result.to_string().len() as u64,
-                result,
-                created_ms: now,
-                expires_ms: now + 86_400_000,
-                deps: Vec::new(),
-                vector: Some(id),
-            };
-            entry::write(&store, &e)?;
-        }
+        let items = chunk
+            .iter()
+            .zip(vectors)
+            .enumerate()
+            .map(|(j, (text, v))| {
+                let i = first + j;
+                let result = json!(format!("answer {i}"));
+                let e = Entry {
+                    key: key::exact_key(namespace, tool, &json!({"q": i})),
+                    namespace: namespace.into(),
+                    tool: tool.into(),
+                    args: json!({"q": i}),
+                    query: Some(text.clone()),
+                    bytes: result.to_string().len() as u64,
+                    result,
+                    created_ms: now,
+                    expires_ms: now + 86_400_000,
+                    deps: Vec::new(),
+                    vector: None,
+                };
+                (e, Some(v))
+            })
+            .collect();
+        refrain::results::bulk::import(&store, &index, items)?;
     }
+    index.hold_builds(false);
     index.build_now(&scope)?;
     store.flush()?;
     Ok(texts.len())

@@ -4,6 +4,7 @@
 mod all;
 mod fault;
 mod plans;
+mod preload;
 mod prompt;
 mod results;
 mod speed;
@@ -42,6 +43,8 @@ pub enum Scenario {
     /// Only the throughput rows of `all` (concurrent clients, exact gets and puts), with the CPU
     /// time per request of the owner, the followers and the clients.
     Throughput(throughput::ThroughputArgs),
+    /// The in-process preload of `all` alone (plans and results, graphs built and saved), timed.
+    Preload(preload::PreloadArgs),
     /// SIGKILL of the owner during bursts of writes, restart, every acknowledged write checked.
     Crash(fault::CrashArgs),
     /// Stdio and HTTP clients on one project at once, mixed reads and writes, the owner killed midway.
@@ -95,6 +98,7 @@ pub fn run(global: &GlobalArgs, scenario: Scenario) -> anyhow::Result<ExitCode> 
         Scenario::Plans(s) => plans::run(global, s),
         Scenario::All(a) => all::run(global, a),
         Scenario::Throughput(a) => throughput::run(global, a),
+        Scenario::Preload(a) => preload::run(global, &a),
         Scenario::Crash(a) => fault::run_crash(global, a),
         Scenario::Load(a) => fault::run_load(global, a),
         Scenario::ReportHistory { sizes_mb, dir } => {

@@ -51,7 +51,7 @@ pub fn run(global: &GlobalArgs, args: ThroughputArgs) -> anyhow::Result<ExitCode
             let marker = setup.home.join(PRELOADED);
             if !marker.exists() {
                 let project = Project::at(setup.project.clone(), &setup.home);
-                preload::fill(&setup.home, &project, &models, n, 200, 200, false)?;
+                preload::fill(&project, &models, n, 200, 200, false)?;
                 std::fs::write(&marker, b"")?;
             }
             let owner = driver::spawn(&setup).await?;
