@@ -108,7 +108,7 @@ impl Drop for Commit {
                 }
             }
         }
-        let counts = self.db.open_tree(super::trees::META.0).map_err(Error::from).and_then(|m| self.counts.write(&m));
+        let counts = self.db.open_tree(super::trees::META.0).map_err(Error::from).and_then(|m| self.counts.close(&m));
         if let Err(e) = counts.and_then(|()| self.write()).and_then(|()| Ok(self.db.flush().map(|_| ())?)) {
             tracing::warn!(error = %e, "usage counters not written at close");
         }

@@ -15,11 +15,15 @@ use std::sync::atomic::{AtomicI64, Ordering};
 /// The trees whose records are counted.
 pub const COUNTED: [TreeName; 4] = [trees::PLANS, trees::RESPONSES, trees::VECTORS, trees::EVENTS];
 
+/// In `meta` while the store is closed after a clean close (see `Counts::load`).
+const CLEAN: &[u8] = b"count-clean";
+
 /// Not known: counted by a walk when next asked.
 const UNKNOWN: i64 = -1;
 
-/// The counts, one per counted tree, and what the last write put in `meta`.
-pub(super) struct Counts([AtomicI64; COUNTED.len()], [AtomicI64; COUNTED.len()]);
+/// The counts, one per counted tree, and what the last write put in `meta` (behind a lock, so
+/// two flushes writing at once cannot leave an older count in `meta` than the one noted).
+pub(super) struct Counts([AtomicI64; COUNTED.len()], std::sync::Mutex<[i64; COUNTED.len()]>);
 
 fn key(tree: TreeName) -> Vec<u8> {
     Key::new().text("count").text(tree.0).into_bytes()
@@ -28,15 +32,20 @@ fn key(tree: TreeName) -> Vec<u8> {
 impl Counts {
     /// Every count unknown.
     pub(super) fn unknown() -> Counts {
-        Counts(std::array::from_fn(|_| AtomicI64::new(UNKNOWN)), std::array::from_fn(|_| AtomicI64::new(UNKNOWN)))
+        Counts(std::array::from_fn(|_| AtomicI64::new(UNKNOWN)), std::sync::Mutex::new([UNKNOWN; COUNTED.len()]))
     }
 
-    /// The counts written at the last flush (unknown where none was written); all zero for a
-    /// store created just now (`fresh`).
+    /// The counts written when the store was last closed cleanly (all zero for a store created
+    /// just now, `fresh`). After a process that had it open was killed, they are unknown: a
+    /// flush can make a write durable before the count that goes with it, so the counts are
+    /// walked once instead. The clean mark is taken away until the next clean close.
     pub(super) fn load(meta: &sled::Tree, fresh: bool) -> Result<Counts> {
         let counts = Counts::unknown();
         if fresh {
             counts.0.iter().for_each(|n| n.store(0, Ordering::Relaxed));
+            return Ok(counts);
+        }
+        if meta.remove(CLEAN)?.is_none() {
             return Ok(counts);
         }
         for (i, tree) in COUNTED.iter().enumerate() {
@@ -44,7 +53,7 @@ impl Counts {
                 && let Ok(b) = <[u8; 8]>::try_from(v.as_ref())
             {
                 counts.0[i].store(i64::from_be_bytes(b), Ordering::Relaxed);
-                counts.1[i].store(i64::from_be_bytes(b), Ordering::Relaxed);
+                counts.1.lock().unwrap_or_else(|p| p.into_inner())[i] = i64::from_be_bytes(b);
             }
         }
         Ok(counts)
@@ -85,12 +94,20 @@ impl Counts {
         }
     }
 
+    /// Writes the counts and marks them clean: the store is closing (the caller flushes).
+    pub(super) fn close(&self, meta: &sled::Tree) -> Result<()> {
+        self.write(meta)?;
+        meta.insert(CLEAN, &[] as &[u8])?;
+        Ok(())
+    }
+
     /// Writes the counts that changed since the last write into `meta` (an unknown one is
     /// removed), buffered like any write.
     pub(super) fn write(&self, meta: &sled::Tree) -> Result<()> {
+        let mut written = self.1.lock().unwrap_or_else(|p| p.into_inner());
         for (i, tree) in COUNTED.iter().enumerate() {
             let v = self.0[i].load(Ordering::Acquire);
-            if self.1[i].swap(v, Ordering::AcqRel) == v {
+            if written[i] == v {
                 continue;
             }
             if v == UNKNOWN {
@@ -98,6 +115,7 @@ impl Counts {
             } else {
                 meta.insert(key(*tree), &v.to_be_bytes())?;
             }
+            written[i] = v;
         }
         Ok(())
     }
@@ -132,7 +150,7 @@ mod tests {
             store.flush().unwrap();
         }
         let store = Store::open(dir.path()).unwrap();
-        assert_eq!(store.commit.counts.get(trees::PLANS), Some(10), "read back from the last flush");
+        assert_eq!(store.commit.counts.get(trees::PLANS), Some(10), "read back from the clean close");
         assert_eq!(store.len(trees::RESPONSES).unwrap(), 0);
         // A transaction that writes a counted tree makes its count walked again.
         store.transaction(&[trees::PLANS], |t| t[0].put(&[60], &"in a transaction")).unwrap();
@@ -151,6 +169,22 @@ mod tests {
         drop(store);
         let store = Store::open(dir.path()).unwrap();
         assert_eq!(store.commit.counts.get(trees::VECTORS), Some(1), "written at close and read back");
+    }
+
+    #[test]
+    fn counts_are_walked_again_after_a_close_that_was_not_clean() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Store::open(dir.path()).unwrap());
+        let store = Store::open(dir.path()).unwrap();
+        store.put(trees::PLANS, b"p", &1u8).unwrap();
+        store.flush().unwrap();
+        // A killed process never closes: what it flushed is there, the clean mark is not.
+        std::mem::forget(store.clone());
+        let db = store.db.clone();
+        std::mem::forget(store);
+        let meta = db.open_tree(trees::META.0).unwrap();
+        let again = super::Counts::load(&meta, false).unwrap();
+        assert_eq!(again.get(trees::PLANS), None, "walked, not trusted");
     }
 
     #[test]
