@@ -33,7 +33,7 @@ pub(super) struct Commit {
     pending: Mutex<Pending>,
     /// Writes held in memory by layers above the store, one holder per type.
     deferred: Mutex<Vec<Holder>>,
-    /// Record counts of the counted trees, written with the counters.
+    /// Record counts of the counted trees (each written to `meta` as it changes).
     pub(super) counts: Counts,
 }
 
@@ -108,8 +108,7 @@ impl Drop for Commit {
                 }
             }
         }
-        let counts = self.db.open_tree(super::trees::META.0).map_err(Error::from).and_then(|m| self.counts.close(&m));
-        if let Err(e) = counts.and_then(|()| self.write()).and_then(|()| Ok(self.db.flush().map(|_| ())?)) {
+        if let Err(e) = self.write().and_then(|()| Ok(self.db.flush().map(|_| ())?)) {
             tracing::warn!(error = %e, "usage counters not written at close");
         }
     }
@@ -139,7 +138,6 @@ impl Store {
         for w in self.commit.writers() {
             w.write(self)?;
         }
-        self.commit.counts.write(&self.tree(super::trees::META)?)?;
         self.commit.write()
     }
 

@@ -103,7 +103,7 @@ mod tests {
                 s.spawn(|| {
                     for _ in 0..100 {
                         store
-                            .transaction(&[trees::STATS, trees::META], |t| {
+                            .transaction(&[trees::STATS, trees::CANON], |t| {
                                 let n: u64 = t[0].get(b"n")?.unwrap_or(0);
                                 t[1].remove(&n.to_be_bytes())?;
                                 t[1].put(&(n + 1).to_be_bytes(), &())?;
@@ -115,6 +115,6 @@ mod tests {
             }
         });
         assert_eq!(store.get::<u64>(trees::STATS, b"n").unwrap(), Some(400));
-        assert_eq!(store.len(trees::META).unwrap(), 1, "exactly one row per counter value survives");
+        assert_eq!(store.len(trees::CANON).unwrap(), 1, "exactly one row per counter value survives");
     }
 }
