@@ -129,12 +129,23 @@ const ONE_AS_PRONOUN_BEFORE: &[&str] = &["of", "another", "by", "liners", "liner
 /// The numbers and versions a text mentions: tokens with a digit (a leading `v` dropped) and
 /// numbers written as words ("one" only where it counts something).
 pub fn values(text: &str) -> BTreeSet<String> {
+    numbers(text).0
+}
+
+/// Numbers in words that often count nothing ("one of", "in one place", "a zero matrix"): said
+/// against a text with no number at all, they do not make it another request.
+const WEAK_NUMBER_WORDS: &[&str] = &["one", "zero", "half"];
+
+/// `values`, and whether any of them is more than a weak number word (see `WEAK_NUMBER_WORDS`).
+fn numbers(text: &str) -> (BTreeSet<String>, bool) {
     let words = tokens(text);
     let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
     let mut out = BTreeSet::new();
+    let mut strong = false;
     for (i, w) in lower.iter().enumerate() {
         if w.chars().any(|c| c.is_ascii_digit()) {
             out.insert(w.trim_start_matches('v').to_string());
+            strong = true;
             continue;
         }
         let Some((_, digits)) = NUMBER_WORDS.iter().find(|(word, _)| word == w) else { continue };
@@ -148,28 +159,16 @@ pub fn values(text: &str) -> BTreeSet<String> {
             }
         }
         out.insert((*digits).to_string());
+        strong |= !WEAK_NUMBER_WORDS.contains(&w.as_str());
     }
-    out
-}
-
-/// Numbers in words that often count nothing ("one of", "in one place", "a zero matrix"): said
-/// against a text with no number at all, they do not make it another request.
-const WEAK_NUMBER_WORDS: &[&str] = &["one", "zero", "half"];
-
-/// Whether every number a text mentions is a weak number word (see `WEAK_NUMBER_WORDS`).
-fn only_weak_numbers(text: &str) -> bool {
-    tokens(text).iter().all(|w| {
-        let w = w.to_lowercase();
-        !w.chars().any(|c| c.is_ascii_digit())
-            && (WEAK_NUMBER_WORDS.contains(&w.as_str()) || !NUMBER_WORDS.iter().any(|(n, _)| *n == w))
-    })
+    (out, strong)
 }
 
 /// True when both texts mention the same numbers and versions, or one mentions none and the
 /// other only a weak number word ("backup of one database" is "database backup").
 pub fn values_agree(a: &str, b: &str) -> bool {
-    let (va, vb) = (values(a), values(b));
-    va == vb || va.is_empty() && only_weak_numbers(b) || vb.is_empty() && only_weak_numbers(a)
+    let ((va, strong_a), (vb, strong_b)) = (numbers(a), numbers(b));
+    va == vb || va.is_empty() && !strong_b || vb.is_empty() && !strong_a
 }
 
 const NEGATIONS: &[&str] =
