@@ -8,7 +8,6 @@
 //! layer above the store may hold its own rows in memory the same way (`Deferred`, e.g. the
 //! results' LRU touches); they are written with the counters.
 
-use super::count::Counts;
 use super::{Error, Result, Store, TreeName};
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -33,8 +32,6 @@ pub(super) struct Commit {
     pending: Mutex<Pending>,
     /// Writes held in memory by layers above the store, one holder per type.
     deferred: Mutex<Vec<Holder>>,
-    /// Record counts of the counted trees (each written to `meta` as it changes).
-    pub(super) counts: Counts,
 }
 
 /// Rows a layer above the store keeps in memory and writes in batches: before every flush,
@@ -58,9 +55,8 @@ struct Pending {
 }
 
 impl Commit {
-    pub(super) fn new(db: sled::Db, counts: Counts) -> Commit {
+    pub(super) fn new(db: sled::Db) -> Commit {
         Commit {
-            counts,
             db,
             asked: AtomicU64::new(0),
             covered: AtomicU64::new(0),
@@ -100,7 +96,8 @@ impl Drop for Commit {
                 db: self.db.clone(),
                 path: PathBuf::new(),
                 limit: Default::default(),
-                commit: Arc::new(Commit::new(self.db.clone(), Counts::unknown())),
+                commit: Arc::new(Commit::new(self.db.clone())),
+                counts: Arc::new(super::count::Counts::unknown()),
             };
             for w in writers {
                 if let Err(e) = w.write(&bare) {

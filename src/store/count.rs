@@ -19,8 +19,8 @@ pub const COUNTED: [TreeName; 4] = [trees::PLANS, trees::RESPONSES, trees::VECTO
 /// Not known: counted by a walk when next asked.
 const UNKNOWN: i64 = -1;
 
-/// The counts, one per counted tree, and the `meta` tree they are written to (none for a handle
-/// that only writes deferred rows at close).
+/// The counts, one per counted tree, and the `meta` tree they are written to (none for the bare
+/// handle that writes deferred rows at close).
 pub(super) struct Counts {
     n: [AtomicI64; COUNTED.len()],
     meta: Option<sled::Tree>,
@@ -135,17 +135,17 @@ mod tests {
             store.update(trees::PLANS, &[50], |_: Option<String>| Some("new".to_string())).unwrap();
             store.update(trees::PLANS, &[5], |_: Option<String>| Some("changed".to_string())).unwrap();
             store.put_bytes(trees::VECTORS, b"v", b"code").unwrap();
-            assert_eq!(store.commit.counts.get(trees::PLANS), Some(10), "kept, not walked");
+            assert_eq!(store.counts.get(trees::PLANS), Some(10), "kept, not walked");
             assert_eq!(store.len(trees::PLANS).unwrap(), walked(&store, trees::PLANS));
             assert_eq!(store.len(trees::VECTORS).unwrap(), 1);
             store.flush().unwrap();
         }
         let store = Store::open(dir.path()).unwrap();
-        assert_eq!(store.commit.counts.get(trees::PLANS), Some(10), "read back from meta");
+        assert_eq!(store.counts.get(trees::PLANS), Some(10), "read back from meta");
         assert_eq!(store.len(trees::RESPONSES).unwrap(), 0);
         // A transaction that writes a counted tree makes its count walked again.
         store.transaction(&[trees::PLANS], |t| t[0].put(&[60], &"in a transaction")).unwrap();
-        assert_eq!(store.commit.counts.get(trees::PLANS), None);
+        assert_eq!(store.counts.get(trees::PLANS), None);
         assert_eq!(store.len(trees::PLANS).unwrap(), 11);
         assert_eq!(store.clear(trees::PLANS).unwrap(), 11);
         assert_eq!(store.len(trees::PLANS).unwrap(), 0);
@@ -155,11 +155,11 @@ mod tests {
     fn a_new_store_starts_counted() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        assert_eq!(store.commit.counts.get(trees::VECTORS), Some(0), "nothing to walk in a new store");
+        assert_eq!(store.counts.get(trees::VECTORS), Some(0), "nothing to walk in a new store");
         store.put_bytes(trees::VECTORS, b"v", b"code").unwrap();
         drop(store);
         let store = Store::open(dir.path()).unwrap();
-        assert_eq!(store.commit.counts.get(trees::VECTORS), Some(1), "written at close and read back");
+        assert_eq!(store.counts.get(trees::VECTORS), Some(1), "written at close and read back");
     }
 
     #[test]
@@ -183,13 +183,13 @@ mod tests {
         {
             let store = Store::open(dir.path()).unwrap();
             (0..5u8).for_each(|i| store.put(trees::RESPONSES, &[i], &i).unwrap());
-            store.commit.counts.forget(trees::RESPONSES);
+            store.counts.forget(trees::RESPONSES);
             store.flush().unwrap();
         }
         let store = Store::open(dir.path()).unwrap();
-        assert_eq!(store.commit.counts.get(trees::RESPONSES), None);
+        assert_eq!(store.counts.get(trees::RESPONSES), None);
         assert_eq!(store.len(trees::RESPONSES).unwrap(), 5);
         store.put(trees::RESPONSES, &[9], &9u8).unwrap();
-        assert_eq!(store.commit.counts.get(trees::RESPONSES), Some(6));
+        assert_eq!(store.counts.get(trees::RESPONSES), Some(6));
     }
 }

@@ -78,6 +78,8 @@ pub struct Store {
     limit: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Group commit and batched counters.
     commit: std::sync::Arc<commit::Commit>,
+    /// Record counts of the trees `cache_stats` reports.
+    counts: std::sync::Arc<count::Counts>,
 }
 
 impl std::fmt::Debug for Store {
@@ -108,9 +110,9 @@ impl Store {
             .compression_factor(COMPRESSION_LEVEL)
             .open()
             .map_err(|e| classify(dir, e))?;
-        let counts = count::Counts::load(&db.open_tree(trees::META.0)?, !db.was_recovered())?;
-        let commit = std::sync::Arc::new(commit::Commit::new(db.clone(), counts));
-        Ok(Store { db, path: dir.to_path_buf(), limit: Default::default(), commit })
+        let counts = std::sync::Arc::new(count::Counts::load(&db.open_tree(trees::META.0)?, !db.was_recovered())?);
+        let commit = std::sync::Arc::new(commit::Commit::new(db.clone()));
+        Ok(Store { db, path: dir.to_path_buf(), limit: Default::default(), commit, counts })
     }
 
     /// Refuses writes once the store occupies more than `bytes` on disk (0: no limit).
@@ -163,7 +165,7 @@ impl Store {
     /// Inserts raw bytes, counting a new key.
     fn insert(&self, tree: TreeName, key: &[u8], value: impl Into<sled::IVec>) -> Result<()> {
         if self.tree(tree)?.insert(key, value)?.is_none() {
-            self.commit.counts.add(tree, 1);
+            self.counts.add(tree, 1);
         }
         Ok(())
     }
@@ -172,7 +174,7 @@ impl Store {
     pub fn remove(&self, tree: TreeName, key: &[u8]) -> Result<bool> {
         let existed = self.tree(tree)?.remove(key)?.is_some();
         if existed {
-            self.commit.counts.add(tree, -1);
+            self.counts.add(tree, -1);
         }
         Ok(existed)
     }
@@ -267,12 +269,12 @@ impl Store {
     /// Number of records in a tree. The trees `cache_stats` reports are counted as they are
     /// written (`count`); others, and a counted tree whose count is not known, are walked.
     pub fn len(&self, tree: TreeName) -> Result<usize> {
-        if let Some(n) = self.commit.counts.get(tree) {
+        if let Some(n) = self.counts.get(tree) {
             return Ok(n);
         }
         let n = self.tree(tree)?.len();
-        if self.commit.counts.counts(tree) {
-            self.commit.counts.set(tree, n);
+        if self.counts.counts(tree) {
+            self.counts.set(tree, n);
         }
         Ok(n)
     }
@@ -281,7 +283,7 @@ impl Store {
     pub fn clear(&self, tree: TreeName) -> Result<usize> {
         let n = self.len(tree)?;
         self.tree(tree)?.clear()?;
-        self.commit.counts.set(tree, 0);
+        self.counts.set(tree, 0);
         Ok(n)
     }
 
@@ -332,7 +334,7 @@ impl Store {
                 }
             }
         })?;
-        self.commit.counts.add(tree, i64::from(now.is_some()) - i64::from(existed));
+        self.counts.add(tree, i64::from(now.is_some()) - i64::from(existed));
         match failure {
             Some(e) => Err(e),
             None => Ok(written),

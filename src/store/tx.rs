@@ -79,7 +79,7 @@ impl Store {
             f(&txs)
         });
         if wrote_counted.load(Ordering::Relaxed) {
-            trees.iter().for_each(|t| self.commit.counts.forget(*t));
+            trees.iter().for_each(|t| self.counts.forget(*t));
         }
         match outcome {
             Ok(r) => Ok(r),
