@@ -137,24 +137,7 @@ fn results(project: &Project, models: &Path, n: usize, real: usize, stale: usize
             .iter()
             .zip(vectors)
             .enumerate()
-            .map(|(i, (q, v))| {
-                let args = json!({"real": i});
-                let result = json!(format!("answer {i}"));
-                let e = Entry {
-                    key: key::exact_key(NAMESPACE, TOOL, &args),
-                    namespace: NAMESPACE.into(),
-                    tool: TOOL.into(),
-                    args,
-                    query: Some(q.clone()),
-                    bytes: result.to_string().len() as u64,
-                    result,
-                    created_ms: now,
-                    expires_ms: now + 86_400_000,
-                    deps: Vec::new(),
-                    vector: None,
-                };
-                (e, Some(v))
-            })
+            .map(|(i, (q, v))| (answered(NAMESPACE, TOOL, json!({"real": i}), q, i, now), Some(v)))
             .collect();
         refrain::results::bulk::import(&store, &index, items)?;
     }
@@ -179,6 +162,24 @@ fn results(project: &Project, models: &Path, n: usize, real: usize, stale: usize
     refrain::results::bulk::import(&store, &index, stale_items)?;
     store.flush()?;
     Ok(Loaded { n, real: queries, stale })
+}
+
+/// A result found by its query, answered `answer <i>`, stored at `now` for a day.
+fn answered(namespace: &str, tool: &str, args: serde_json::Value, query: &str, i: usize, now: u64) -> Entry {
+    let result = json!(format!("answer {i}"));
+    Entry {
+        key: key::exact_key(namespace, tool, &args),
+        namespace: namespace.into(),
+        tool: tool.into(),
+        args,
+        query: Some(query.to_string()),
+        bytes: result.to_string().len() as u64,
+        result,
+        created_ms: now,
+        expires_ms: now + 86_400_000,
+        deps: Vec::new(),
+        vector: None,
+    }
 }
 
 /// A bulk result: ~200 bytes of pseudo-random words under the exact key of `args`.
@@ -326,21 +327,7 @@ pub fn questions(
             .enumerate()
             .map(|(j, (text, v))| {
                 let i = first + j;
-                let result = json!(format!("answer {i}"));
-                let e = Entry {
-                    key: key::exact_key(namespace, tool, &json!({"q": i})),
-                    namespace: namespace.into(),
-                    tool: tool.into(),
-                    args: json!({"q": i}),
-                    query: Some(text.clone()),
-                    bytes: result.to_string().len() as u64,
-                    result,
-                    created_ms: now,
-                    expires_ms: now + 86_400_000,
-                    deps: Vec::new(),
-                    vector: None,
-                };
-                (e, Some(v))
+                (answered(namespace, tool, json!({"q": i}), text, i, now), Some(v))
             })
             .collect();
         refrain::results::bulk::import(&store, &index, items)?;
