@@ -183,28 +183,36 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl store::Deferred for Touches {
     /// Each entry's usage row and LRU row change in one transaction, so concurrent batches and
-    /// removals leave exactly one LRU row per entry and lose no hit.
+    /// removals leave exactly one LRU row per entry and lose no hit. A batch's entries share
+    /// transactions of up to `TOUCHES_PER_TX`: a sled transaction holds every other write of the
+    /// store back while it commits, so one per touched entry cost the owner more than the hits.
     fn write(&self, store: &Store) -> store::Result<()> {
         let _one = lock(&self.writing);
-        let held = std::mem::take(&mut *lock(&self.held));
-        for (key, touch) in held {
+        let held: Vec<(String, Touch)> = std::mem::take(&mut *lock(&self.held)).into_iter().collect();
+        for chunk in held.chunks(TOUCHES_PER_TX) {
             store.transaction_freeing(&[trees::RESPONSE_USE, trees::RESPONSE_LRU, trees::RESPONSES], |t| {
-                if !t[2].contains(key.as_bytes())? {
-                    // Removed since it was touched: its rows must not come back.
-                    return Ok(());
+                for (key, touch) in chunk {
+                    if !t[2].contains(key.as_bytes())? {
+                        // Removed since it was touched: its rows must not come back.
+                        continue;
+                    }
+                    let old: Option<Use> = t[0].get(key.as_bytes())?;
+                    if let Some(u) = old {
+                        t[1].remove(&lru_row(u.ticket, key))?;
+                    }
+                    let hits = old.map(|u| u.hits).unwrap_or(0) + touch.hits;
+                    t[1].put(&lru_row(touch.ticket, key), &())?;
+                    t[0].put(key.as_bytes(), &Use { ticket: touch.ticket, last_ms: touch.last_ms, hits })?;
                 }
-                let old: Option<Use> = t[0].get(key.as_bytes())?;
-                if let Some(u) = old {
-                    t[1].remove(&lru_row(u.ticket, &key))?;
-                }
-                let hits = old.map(|u| u.hits).unwrap_or(0) + touch.hits;
-                t[1].put(&lru_row(touch.ticket, &key), &())?;
-                t[0].put(key.as_bytes(), &Use { ticket: touch.ticket, last_ms: touch.last_ms, hits })
+                Ok(())
             })?;
         }
         Ok(())
     }
 }
+
+/// Touched entries written per transaction.
+const TOUCHES_PER_TX: usize = 64;
 
 /// Reads an entry's usage, touches held in memory included.
 pub fn usage(store: &Store, key: &str) -> store::Result<Option<Use>> {
@@ -371,6 +379,34 @@ mod tests {
         assert_eq!(usage(&store, "a").unwrap().unwrap().hits, 1);
         assert!(usage(&store, "b").unwrap().is_none());
         assert_eq!(store.len(trees::RESPONSE_LRU).unwrap(), 1);
+    }
+
+    /// A batch larger than one transaction writes every touch, in order, and still skips an
+    /// entry removed before it was written.
+    #[test]
+    fn a_batch_of_many_touches_writes_each_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let keys: Vec<String> = (0..TOUCHES_PER_TX * 2 + 7).map(|i| format!("k{i:03}")).collect();
+        for k in &keys {
+            write(&store, &entry(k)).unwrap();
+        }
+        // Touch them newest first, so the LRU order becomes the reverse of the writes.
+        for k in keys.iter().rev() {
+            touch(&store, k, true).unwrap();
+        }
+        remove(&store, &keys[70]).unwrap();
+        store.flush().unwrap();
+        assert_eq!(store.len(trees::RESPONSE_LRU).unwrap() as usize, keys.len() - 1);
+        for (i, k) in keys.iter().enumerate() {
+            let u = store.get::<Use>(trees::RESPONSE_USE, k.as_bytes()).unwrap();
+            if i == 70 {
+                assert!(u.is_none(), "a removed entry's rows stay gone");
+            } else {
+                assert_eq!(u.unwrap().hits, 1, "{k}");
+            }
+        }
+        assert_eq!(oldest(&store).unwrap().as_deref(), Some(keys.last().unwrap().as_str()));
     }
 
     /// Regression: a hit on a full store used to drop the entry's LRU row and then fail.
