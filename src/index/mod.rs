@@ -188,40 +188,10 @@ impl VectorIndex {
     }
 
     /// Stores and indexes many vectors of one scope (the caller flushes). Returns the new ids in
-    /// input order.
-    pub fn insert_many(&self, scope: &str, items: Vec<(Vec<u8>, Vec<f32>)>) -> Result<Vec<u64>, Error> {
-        let slot = self.slot(scope);
-        if !slot.registered.swap(true, Ordering::Relaxed) {
-            records::register(&self.0.store, scope)?;
-        }
-        let mut added = Vec::with_capacity(items.len());
-        {
-            // Written under the loading lock, so a load neither misses nor doubles these.
-            let _l = lock(&slot.loading);
-            let dim = slot.points.read().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, Points::dim);
-            for (target, vector) in items {
-                if dim > 0 && dim != vector.len() {
-                    return Err(Error::Dimension { got: vector.len(), want: dim });
-                }
-                let id = self.0.store.next_id()?;
-                let code = quant::encode(&vector);
-                records::put(&self.0.store, &slot.tag, id, &target, &code)?;
-                added.push((id, code));
-            }
-            if let Some(p) = slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut() {
-                added.iter().for_each(|(id, code)| {
-                    p.push(*id, code);
-                });
-            }
-        }
-        self.maybe_build(&slot);
-        Ok(added.into_iter().map(|(id, _)| id).collect())
-    }
-
-    /// `insert_many` for bulk imports: the codes are encoded on the caller's thread and written
-    /// as one store batch, so several importing threads share the cores and each chunk costs one
-    /// apply instead of one insert per vector. Same records, same ids, same index state.
-    pub fn import(&self, scope: &str, items: Vec<Targeted>) -> Result<Vec<u64>, Error> {
+    /// input order. Every vector is checked before anything is written (one of another
+    /// dimension writes none), the codes are encoded on the caller's thread, and the records go
+    /// to the store as one batch, so bulk importers on several threads share the cores.
+    pub fn insert_many(&self, scope: &str, items: Vec<Targeted>) -> Result<Vec<u64>, Error> {
         let slot = self.slot(scope);
         if !slot.registered.swap(true, Ordering::Relaxed) {
             records::register(&self.0.store, scope)?;
@@ -235,7 +205,12 @@ impl VectorIndex {
         {
             // Written under the loading lock, so a load neither misses nor doubles these.
             let _l = lock(&slot.loading);
-            let have = slot.points.read().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, Points::dim);
+            // A scope not loaded yet is checked against its stored records.
+            let loaded = slot.points.read().unwrap_or_else(|p| p.into_inner()).as_ref().map(Points::dim);
+            let have = match loaded {
+                Some(d) => d,
+                None => records::stored_dim(&self.0.store, &slot.tag)?.unwrap_or(0),
+            };
             if have > 0 && dim > 0 && have != dim {
                 return Err(Error::Dimension { got: dim, want: have });
             }

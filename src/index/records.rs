@@ -125,6 +125,17 @@ pub fn code(store: &Store, tag: &Tag, id: u64) -> store::Result<Option<Vec<i8>>>
         .filter(|c| quant::dim_of(c.len()).is_some()))
 }
 
+/// The dimension of a scope's stored vectors, read from its first readable record (None when
+/// it holds none).
+pub fn stored_dim(store: &Store, tag: &Tag) -> store::Result<Option<usize>> {
+    let mut dim = None;
+    store.scan_bytes_from(trees::VECTORS, tag, tag, |_, v| {
+        dim = split(v).and_then(|(_, code)| quant::dim_of(code.len()));
+        dim.is_none()
+    })?;
+    Ok(dim)
+}
+
 /// Visits every (id, code) of a scope in id order; unreadable records are skipped.
 pub fn scan(store: &Store, tag: &Tag, f: impl FnMut(u64, &[i8])) -> store::Result<()> {
     scan_after(store, tag, None, f)

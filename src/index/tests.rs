@@ -181,3 +181,19 @@ fn a_saved_graph_brings_its_codes_and_the_store_adds_only_what_changed_since() {
     assert_eq!(top(&last, "big", 100_000), Some(b"late".to_vec()));
     assert_eq!(last.sizes(), vec![("big".to_string(), HNSW_MIN + 5)]);
 }
+
+#[test]
+fn a_list_holding_a_vector_of_another_dimension_writes_none_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let idx = VectorIndex::rebuild(&store).unwrap();
+    idx.insert("s", b"first", unit(1)).unwrap();
+    let mixed = vec![(b"ok".to_vec(), unit(2)), (b"short".to_vec(), vec![1.0, 0.0])];
+    let err = idx.insert_many("s", mixed).unwrap_err().to_string();
+    assert!(err.contains("2 dimensions") && err.contains("16"), "{err}");
+    let wrong = vec![(b"a".to_vec(), vec![0.6, 0.8]), (b"b".to_vec(), vec![1.0, 0.0])];
+    assert!(idx.insert_many("s", wrong).is_err(), "the scope already holds 16-dimension vectors");
+    assert_eq!(idx.search("s", &unit(2), 5, -1.0).unwrap().len(), 1, "only the first vector is stored");
+    let again = VectorIndex::rebuild(&store).unwrap();
+    assert_eq!(again.search("s", &unit(2), 5, -1.0).unwrap().len(), 1, "nor is anything left in the store");
+}

@@ -80,7 +80,7 @@ pub fn import(store: &Store, index: &VectorIndex, items: Vec<(StoredPlan, Option
         kept.iter().enumerate().filter_map(|(i, (p, v))| v.clone().map(|v| (i, (p.id.as_bytes().to_vec(), v)))).unzip();
     let mut ids: Vec<Option<u64>> = vec![None; kept.len()];
     if !vectors.is_empty() {
-        for (i, id) in at.into_iter().zip(index.import(SCOPE, vectors)?) {
+        for (i, id) in at.into_iter().zip(index.insert_many(SCOPE, vectors)?) {
             ids[i] = Some(id);
         }
     }

@@ -32,7 +32,7 @@ pub fn import(store: &Store, index: &VectorIndex, items: Vec<(Entry, Option<Vec<
     for (scope, vectors) in scopes {
         let (at, items): (Vec<usize>, Vec<crate::index::Targeted>) =
             vectors.into_iter().map(|(i, v)| (i, (entries[i].key.as_bytes().to_vec(), v))).unzip();
-        for (i, id) in at.into_iter().zip(index.import(&scope, items)?) {
+        for (i, id) in at.into_iter().zip(index.insert_many(&scope, items)?) {
             entries[i].vector = Some(id);
         }
     }
