@@ -192,4 +192,21 @@ mod tests {
         store.put(trees::RESPONSES, &[9], &9u8).unwrap();
         assert_eq!(store.counts.get(trees::RESPONSES), Some(6));
     }
+
+    #[test]
+    fn a_transaction_forgets_only_the_counts_of_trees_it_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store.put(trees::RESPONSES, &[1], &1u8).unwrap();
+        store.put(trees::PLANS, &[1], &1u8).unwrap();
+        store
+            .transaction(&[trees::RESPONSES, trees::PLANS], |t| {
+                t[0].contains(&[1])?;
+                t[1].put(&[2], &2u8)
+            })
+            .unwrap();
+        assert_eq!(store.counts.get(trees::RESPONSES), Some(1), "only read: its count is kept");
+        assert_eq!(store.counts.get(trees::PLANS), None, "written: walked when next asked");
+        assert_eq!(store.len(trees::PLANS).unwrap(), 2);
+    }
 }

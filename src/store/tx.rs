@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct Tx<'a> {
     name: TreeName,
     tree: &'a TransactionalTree,
-    /// Set when the body writes a tree whose records the store counts: its count is then
+    /// Set when the body writes this tree and the store counts its records: its count is then
     /// walked again when next asked (a retried body cannot count its own writes).
     wrote_counted: &'a AtomicBool,
 }
@@ -69,17 +69,21 @@ impl Store {
     /// removal refused halfway would leave rows behind).
     pub fn transaction_freeing<R>(&self, trees: &[TreeName], f: impl Fn(&[Tx<'_>]) -> TxResult<R>) -> Result<R> {
         let opened: Vec<sled::Tree> = trees.iter().map(|t| self.tree(*t)).collect::<Result<_>>()?;
-        let wrote_counted = AtomicBool::new(false);
+        // One flag per tree: only the counted trees the body wrote have their counts forgotten.
+        let wrote_counted: Vec<AtomicBool> = trees.iter().map(|_| AtomicBool::new(false)).collect();
         let outcome = opened.as_slice().transaction(|views: &Vec<TransactionalTree>| {
             let txs: Vec<Tx<'_>> = views
                 .iter()
                 .zip(trees)
-                .map(|(tree, name)| Tx { name: *name, tree, wrote_counted: &wrote_counted })
+                .zip(&wrote_counted)
+                .map(|((tree, name), wrote)| Tx { name: *name, tree, wrote_counted: wrote })
                 .collect();
             f(&txs)
         });
-        if wrote_counted.load(Ordering::Relaxed) {
-            trees.iter().for_each(|t| self.counts.forget(*t));
+        for (t, wrote) in trees.iter().zip(&wrote_counted) {
+            if wrote.load(Ordering::Relaxed) {
+                self.counts.forget(*t);
+            }
         }
         match outcome {
             Ok(r) => Ok(r),
