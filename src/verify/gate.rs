@@ -5,16 +5,22 @@
 //!   "port 80"): embeddings and word-piece models are easily fooled by digits.
 //! - Negation must agree ("... without a password" is not "... with a password").
 //! - A direction must not be reversed ("convert a String to an i32" is not "convert an i32 to a
-//!   String"): the same words in another order embed almost identically.
+//!   String"; "format a date as a string" is not "a string to a date"; "an enum member to its
+//!   string value" is not "an enum from a string value"): the same words in another order embed
+//!   almost identically.
 //! - The action must not be its opposite ("enable the firewall" is not "disable the firewall";
 //!   "... and discard the changes" is not "... but keep the changes").
 //! - Quoted strings and identifiers must agree ("what does `Vec::drain` do" is not "what does
 //!   `Vec::retain` do"): each one in either text must appear in the other (quotes may be dropped).
+//! - One term must not stand for a longer one ("string to LocalDate" is not "string to
+//!   LocalDateTime"), nor a language, platform or tool for another (`terms`).
 //!
 //! Which gates run for results is `RESULT_GATES`, chosen on the development figures of
 //! `refrain-bench calibrate --compare-gates`. Plans compare values and opposite words themselves
 //! on masked text (`plan::coverage`); of these gates they run only `PLAN_GATES`.
 
+use super::terms;
+use super::words::{tokens, words};
 use std::collections::BTreeSet;
 
 /// Candidates below this cosine similarity are not worth scoring.
@@ -35,10 +41,16 @@ pub enum Gate {
     Quoted,
     /// One text asks for an action, the other for its opposite.
     Opposite,
+    /// The texts differ in one word only, and one of the two words extends the other into another
+    /// term (`localdate` / `localdatetime`).
+    Term,
+    /// One text names a language, platform or tool and the other another of the same kind.
+    Tool,
 }
 
 /// The gates lookups of results run (besides the floor), in order.
-pub const RESULT_GATES: &[Gate] = &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite];
+pub const RESULT_GATES: &[Gate] =
+    &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite, Gate::Term, Gate::Tool];
 
 /// The gates lookups of plans run on the two masked tasks ("move ... asking before overwriting"
 /// is not "move ... without asking before overwriting").
@@ -54,6 +66,8 @@ impl Gate {
             Gate::Direction => "the direction is reversed",
             Gate::Quoted => "a quoted string or identifier differs",
             Gate::Opposite => "one asks for the opposite action",
+            Gate::Term => "one names a longer, different term",
+            Gate::Tool => "another language, platform or tool",
         }
     }
 
@@ -66,17 +80,10 @@ impl Gate {
             Gate::Direction => reversed(a, b),
             Gate::Quoted => !names_agree(a, b),
             Gate::Opposite => opposite(a, b),
+            Gate::Term => terms::other_term(a, b),
+            Gate::Tool => terms::other_tool(a, b),
         }
     }
-}
-
-/// Word tokens: runs of letters, digits and `_`, keeping inner `.`, `-`, `/` and `'`.
-fn tokens(text: &str) -> Vec<&str> {
-    let inner = |c: char| c.is_alphanumeric() || c == '_';
-    text.split(|c: char| !(inner(c) || matches!(c, '.' | '-' | '/' | '\'')))
-        .map(|raw| raw.trim_matches(|c: char| !inner(c)))
-        .filter(|w| !w.is_empty())
-        .collect()
 }
 
 /// Numbers written as words, with the digits they stand for ("mute for two hours" is not "mute
@@ -190,25 +197,58 @@ pub fn negated(text: &str) -> bool {
     n % 2 == 1
 }
 
-const ARTICLES: &[&str] = &["a", "an", "the", "my", "your", "its", "this", "that", "some"];
+/// Words that end "to" into a compound preposition ("in addition to", "according to", "next to"):
+/// what follows is not where something goes.
+const BEFORE_TO_NOT_A_TARGET: &[&str] =
+    &["addition", "according", "due", "thanks", "next", "close", "prior", "similar", "compared", "relative", "equal"];
 
-/// The (from, to) pairs of "X to Y" / "X into Y" / "from X to Y", lowercased, articles skipped.
-fn directions(text: &str) -> Vec<(String, String)> {
-    let words: Vec<String> =
-        tokens(text).into_iter().map(str::to_lowercase).filter(|w| !ARTICLES.contains(&w.as_str())).collect();
+/// Words that end "from" into a compound preposition ("apart from", "aside from", "away from").
+const BEFORE_FROM_NOT_A_SOURCE: &[&str] = &["apart", "aside", "away", "far", "different", "free"];
+
+/// The (from, to) pairs of "X to Y" / "X into Y" / "X as Y" / "from X to Y", articles skipped.
+fn directions(words: &[String]) -> Vec<(&str, &str)> {
     let mut out = Vec::new();
     for (i, w) in words.iter().enumerate() {
-        if (w == "to" || w == "into") && i > 0 && i + 1 < words.len() {
-            out.push((words[i - 1].clone(), words[i + 1].clone()));
+        if matches!(w.as_str(), "to" | "into" | "as") && i > 0 && i + 1 < words.len() {
+            out.push((words[i - 1].as_str(), words[i + 1].as_str()));
         }
     }
     out
 }
 
-/// True when one text goes from X to Y and the other from Y to X.
+/// The words a text goes from ("from Y") and to ("to Y", "into Y", "as Y"), articles skipped.
+fn roles(words: &[String]) -> (BTreeSet<&str>, BTreeSet<&str>) {
+    let (mut sources, mut targets) = (BTreeSet::new(), BTreeSet::new());
+    for (i, w) in words.iter().enumerate() {
+        let Some(next) = words.get(i + 1) else { continue };
+        let before = i.checked_sub(1).map(|j| words[j].as_str());
+        match w.as_str() {
+            "to" | "into" | "as" if before.is_some_and(|b| !BEFORE_TO_NOT_A_TARGET.contains(&b)) => {
+                targets.insert(next.as_str());
+            }
+            "from" if !before.is_some_and(|b| BEFORE_FROM_NOT_A_SOURCE.contains(&b)) => {
+                sources.insert(next.as_str());
+            }
+            _ => {}
+        }
+    }
+    (sources, targets)
+}
+
+/// True when one text goes from X to Y and the other from Y to X, or a word is where one text
+/// goes and where the other comes from ("an enum member to its string value" against "an enum
+/// from a string value").
 pub fn reversed(a: &str, b: &str) -> bool {
-    let (da, db) = (directions(a), directions(b));
-    da.iter().any(|(x, y)| x != y && db.iter().any(|(p, q)| p == y && q == x))
+    let (wa, wb) = (words(a), words(b));
+    let (da, db) = (directions(&wa), directions(&wb));
+    if da.iter().any(|(x, y)| x != y && db.iter().any(|(p, q)| p == y && q == x)) {
+        return true;
+    }
+    let ((sa, ta), (sb, tb)) = (roles(&wa), roles(&wb));
+    let flips = |t: &BTreeSet<&str>, s: &BTreeSet<&str>, other_s: &BTreeSet<&str>, other_t: &BTreeSet<&str>| {
+        t.iter().any(|y| other_s.contains(y) && !s.contains(y) && !other_t.contains(y))
+    };
+    flips(&ta, &sa, &sb, &tb) || flips(&tb, &sb, &sa, &ta)
 }
 
 /// Actions and their opposites (word stems: a word matches when it starts with the stem).
@@ -329,6 +369,26 @@ mod tests {
         assert!(Gate::Direction.refuses("how to cast int into float", "cast a float to an int"));
         assert!(!Gate::Direction.refuses("convert a String to an i32", "turn a String into an i32"));
         assert!(!Gate::Direction.refuses("how to go to bed early", "how do I get to bed early"));
+        // "X as Y" goes from X to Y too.
+        assert!(Gate::Direction.refuses("java format a localdate as a string", "java string to localdate"));
+        assert!(!Gate::Direction.refuses("java format a localdate as a string", "java localdate to string"));
+    }
+
+    #[test]
+    fn a_word_that_is_a_target_in_one_and_a_source_in_the_other_is_a_reversal() {
+        assert!(Gate::Direction.refuses("python enum member to its string value", "python enum from string value"));
+        assert!(Gate::Direction.refuses("copy a file from the server", "copy a file to the server"));
+        assert!(
+            !Gate::Direction.refuses("how do I convert a string to an Enum member", "python enum from string value")
+        );
+        assert!(
+            !Gate::Direction.refuses("copy a file from the server", "download a file from the server to my laptop")
+        );
+        // Compound prepositions name no source or target.
+        assert!(!Gate::Direction.refuses(
+            "apart from metrics, what tools assess models",
+            "in addition to metrics, which tools evaluate models"
+        ));
     }
 
     #[test]

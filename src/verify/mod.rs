@@ -14,7 +14,9 @@ pub mod gate;
 mod handle;
 pub mod llm;
 pub mod model;
+pub mod terms;
 pub mod text;
+mod words;
 
 pub use gate::Gate;
 pub use handle::{Assessed, Report, VerifierFiles, VerifyHandle};

@@ -93,6 +93,26 @@ async fn numbers_and_versions_that_differ_are_never_served() {
 }
 
 #[tokio::test]
+async fn another_term_direction_or_tool_is_refused_with_its_reason() {
+    let env = Env::with_calibration(&cosine_at(0.5));
+    let s = env.serve().await;
+    store(&s, "java string to localdate", "LocalDate.parse(s)").await;
+    store(&s, "python enum from string value", "Color(value)").await;
+    store(&s, "golang read file to string", "os.ReadFile").await;
+    for (near, reason) in [
+        ("java string to localdatetime", "one names a longer, different term"),
+        ("python enum member to its string value", "the direction is reversed"),
+        ("rust read file to string", "another language, platform or tool"),
+    ] {
+        let miss = ask(&s, near).await;
+        assert_eq!(miss["status"], "miss", "{near:?}: {miss}");
+        assert!(miss["reason"].as_str().unwrap().contains(reason), "{near:?}: {miss}");
+    }
+    let hit = ask(&s, "how do I convert a string to an Enum member in python").await;
+    assert_eq!(hit["status"], "hit", "a rewording is still served: {hit}");
+}
+
+#[tokio::test]
 async fn wrong_reports_raise_the_entry_threshold_then_quarantine_it() {
     let env = Env::with_calibration(&cosine_at(0.6));
     let s = env.serve().await;
@@ -152,6 +172,10 @@ async fn developer_near_misses_are_not_served_their_opposite() {
         ("how do I convert a String to an i32 in Rust", "how do I convert an i32 to a String in Rust"),
         ("undo the last git commit and discard the changes", "undo the last git commit but keep the changes"),
         ("how to enable the firewall on ubuntu", "how to disable the firewall on ubuntu"),
+        // Cosine 0.95: only the term gate tells them apart.
+        ("java string to localdate", "java string to localdatetime"),
+        ("python enum from string value", "python enum member to its string value"),
+        ("golang read file to string", "rust read file to string"),
     ];
     for (stored, _) in pairs {
         store(&s, stored, stored).await;
