@@ -1,8 +1,10 @@
 //! Building a scope's graph: snapshot the live codes under a short write lock, build with hnsw_rs
 //! on every core with no lock held, swap the frozen graph in under a short write lock, then save
 //! it (again with no lock held). One build runs at a time; a scope has at most one in flight.
-//! The build's threads run at the lowest CPU priority: it takes every core for seconds, and the
-//! calls served meanwhile must not wait behind it.
+//! A background build's threads run at the lowest CPU priority: it takes every core for seconds,
+//! and the calls served meanwhile must not wait behind it. A bulk build (`build_now`: imports,
+//! `refrain index rebuild`) serves no calls and keeps the process's priority: at the lowest, any
+//! other busy process on the machine starves it (a 1M-point build took minutes longer).
 
 use super::graph::Graph;
 use super::{Inner, Slot, lock, persist, quant, records};
@@ -10,22 +12,35 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+/// How a build's threads are scheduled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Priority {
+    /// The lowest: a background build while calls are served.
+    Background,
+    /// The process's own: a bulk build that nothing waits behind.
+    Bulk,
+}
+
 /// Builds and installs the scope's graph with a beam of `ef` while inserting, then saves it.
 /// The caller has set `slot.building`; it is cleared here. Returns the points in the new graph
 /// (0 when nothing was built).
-pub(super) fn run(inner: &Inner, slot: &Slot, ef: usize) -> usize {
+pub(super) fn run(inner: &Inner, slot: &Slot, ef: usize, priority: Priority) -> usize {
     let _one = lock(&inner.build_lock);
-    let n = build_and_save(inner, slot, ef).unwrap_or(0);
+    let n = build_and_save(inner, slot, ef, priority).unwrap_or(0);
     slot.building.store(false, Ordering::Release);
     n
 }
 
-fn build_and_save(inner: &Inner, slot: &Slot, ef: usize) -> Option<usize> {
+fn build_and_save(inner: &Inner, slot: &Slot, ef: usize, priority: Priority) -> Option<usize> {
     let snap = slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut()?.snapshot();
     let (n, dim) = (snap.ids.len(), snap.dim);
     let started = Instant::now();
     let build = || Graph::build(&snap.codes, quant::stride(dim), n, ef);
-    let built = catch_unwind(AssertUnwindSafe(|| match low_priority_pool() {
+    let pool = match priority {
+        Priority::Background => low_priority_pool(),
+        Priority::Bulk => None,
+    };
+    let built = catch_unwind(AssertUnwindSafe(|| match pool {
         Some(pool) => pool.install(build),
         None => build(),
     }));

@@ -281,14 +281,15 @@ impl VectorIndex {
     }
 
     /// Builds the scope's graph now (bulk imports, `refrain index rebuild`) and saves it, with
-    /// the bulk build's narrower beam (`graph::EF_BULK`). Returns the points in the graph.
+    /// the bulk build's narrower beam (`graph::EF_BULK`), on every core at the process's own
+    /// priority (a background build runs at the lowest). Returns the points in the graph.
     pub fn build_now(&self, scope: &str) -> Result<usize, Error> {
         let slot = self.slot(scope);
         drop(self.loaded(&slot, false)?);
         while slot.building.swap(true, Ordering::AcqRel) {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        Ok(build::run(&self.0, &slot, graph::EF_BULK))
+        Ok(build::run(&self.0, &slot, graph::EF_BULK, build::Priority::Bulk))
     }
 
     /// Builds every registered scope's graph now; returns (scope, points) pairs.
@@ -318,7 +319,7 @@ impl VectorIndex {
             let (inner, slot) = (self.0.clone(), slot.clone());
             inner.builds_running.fetch_add(1, Ordering::AcqRel);
             let spawned = std::thread::Builder::new().name("refrain-index-build".into()).spawn(move || {
-                build::run(&inner, &slot, graph::EF_CONSTRUCTION);
+                build::run(&inner, &slot, graph::EF_CONSTRUCTION, build::Priority::Background);
                 inner.builds_running.fetch_sub(1, Ordering::AcqRel);
             });
             if let Err(e) = spawned {

@@ -73,16 +73,25 @@ pub async fn run(base: &Path, opts: &Opts, prompt: &PromptInputs) -> anyhow::Res
         if !opts.keep {
             let _ = std::fs::remove_dir_all(base.join(format!("size-{n}")));
         }
+        // The sizes so far, on stderr: a run that fails at a later size (1M: the longest) keeps
+        // the columns it measured.
+        let done = &opts.sizes[..lines.first().map_or(0, |l| l.values.len())];
+        eprintln!("table so far:\n{}", render(&lines, done));
     }
+    Ok(render(&lines, &opts.sizes))
+}
+
+/// The Markdown table of `lines`, one column per size.
+fn render(lines: &[Line], sizes: &[usize]) -> String {
     let mut out = String::from("| measure |");
-    opts.sizes.iter().for_each(|n| out.push_str(&format!(" {} |", human(*n))));
+    sizes.iter().for_each(|n| out.push_str(&format!(" {} |", human(*n))));
     out.push_str(" target |\n|---|");
-    opts.sizes.iter().for_each(|_| out.push_str("---|"));
+    sizes.iter().for_each(|_| out.push_str("---|"));
     out.push_str("---|\n");
     for l in lines {
         out.push_str(&format!("| {} | {} | {} |\n", l.what, l.values.join(" | "), l.target));
     }
-    Ok(out)
+    out
 }
 
 fn human(n: usize) -> String {
