@@ -89,7 +89,7 @@ enum Command {
 
 /// Parses the command line and runs the command.
 pub fn main() -> anyhow::Result<ExitCode> {
-    runtime_env::ensure_telemetry_off();
+    runtime_env::ensure();
     let cli = Cli::parse();
     check_patterns()?;
     match cli.command {

@@ -6,8 +6,9 @@
 
 mod fast;
 mod handle;
+pub mod tables;
 
-pub use fast::{FastEmbedder, MODEL_NAME, ModelFiles, cpu_without_arena, init_runtime};
+pub use fast::{FastEmbedder, MODEL_NAME, ModelFiles, Tables, cpu_without_arena, init_runtime};
 pub use handle::{EmbedHandle, ModelState};
 
 /// Embedding errors.
