@@ -444,3 +444,41 @@ fn load_calibration(dir: Option<&Path>) -> (Calibration, String) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Candidate, Gate, Kind, gate_of};
+
+    fn gate(kind: Kind, query: &str, stored: &str) -> Option<Gate> {
+        gate_of(kind, query, &Candidate { stored, cosine: 0.95, bias: 0.0 })
+    }
+
+    #[test]
+    fn masked_plan_tasks_run_the_results_gates_too() {
+        // Another language or package manager, an opposite action, another term and a reversed
+        // direction survive masking (they are words, not values).
+        assert_eq!(
+            gate(Kind::Plan, "add <name> as a dependency with yarn", "add <name> as a dependency with npm"),
+            Some(Gate::Tool)
+        );
+        assert_eq!(gate(Kind::Plan, "enable <name> in <path>", "disable <name> in <path>"), Some(Gate::Opposite));
+        assert_eq!(gate(Kind::Plan, "convert a date to a string", "convert a string to a date"), Some(Gate::Direction));
+        assert_eq!(
+            gate(Kind::Plan, "parse <string> as a localdatetime", "parse <string> as a localdate"),
+            Some(Gate::Term)
+        );
+    }
+
+    #[test]
+    fn a_reworded_masked_plan_task_is_not_gated() {
+        for (q, s) in [
+            ("Create a symbolic link <path> to <path>", "make a symlink <path> pointing to <path>"),
+            ("add <path> <version> as a dependency", "depend on <path> version <version>"),
+            ("Benchmark <url> for at most <number> seconds", "spend up to <number> seconds benchmarking <url>"),
+        ] {
+            assert_eq!(gate(Kind::Plan, q, s), None, "{q:?} / {s:?}");
+        }
+        // Identical text is never gated.
+        assert_eq!(gate(Kind::Plan, "enable <name>", "enable <name>"), None);
+    }
+}
