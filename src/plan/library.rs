@@ -70,14 +70,13 @@ pub fn put(store: &Store, rec: &Record) -> Result<(), Error> {
 /// set here. Safe to call from several threads at once, each with its own chunk; the caller
 /// flushes. Of plans sharing an id the last is kept. Returns how many plans were filed.
 pub fn import(store: &Store, index: &VectorIndex, items: Vec<(StoredPlan, Option<Vec<f32>>)>) -> Result<usize, Error> {
-    let mut last = std::collections::HashMap::with_capacity(items.len());
-    items.iter().enumerate().for_each(|(i, (p, _))| {
-        last.insert(p.id.clone(), i);
-    });
-    let kept: Vec<(StoredPlan, Option<Vec<f32>>)> =
-        items.into_iter().enumerate().filter(|(i, (p, _))| last.get(&p.id) == Some(i)).map(|(_, x)| x).collect();
-    let (at, vectors): (Vec<usize>, Vec<crate::index::Targeted>) =
-        kept.iter().enumerate().filter_map(|(i, (p, v))| v.clone().map(|v| (i, (p.id.as_bytes().to_vec(), v)))).unzip();
+    let mut kept = crate::store::keep_last(items, |(p, _)| p.id.clone());
+    // The vectors move to the index (the plans keep their ids, set below), not copied.
+    let (at, vectors): (Vec<usize>, Vec<crate::index::Targeted>) = kept
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(i, (p, v))| v.take().map(|v| (i, (p.id.as_bytes().to_vec(), v))))
+        .unzip();
     let mut ids: Vec<Option<u64>> = vec![None; kept.len()];
     if !vectors.is_empty() {
         for (i, id) in at.into_iter().zip(index.insert_many(SCOPE, vectors)?) {

@@ -15,15 +15,11 @@ use std::collections::BTreeMap;
 /// first; an import does not). Returns how many entries were filed.
 pub fn import(store: &Store, index: &VectorIndex, items: Vec<(Entry, Option<Vec<f32>>)>) -> Result<usize> {
     // Of items sharing a key the last is kept, as if it had replaced the ones before.
-    let mut last = std::collections::HashMap::with_capacity(items.len());
-    items.iter().enumerate().for_each(|(i, (e, _))| {
-        last.insert(e.key.clone(), i);
-    });
-    let kept = items.into_iter().enumerate().filter(|(i, (e, _))| last.get(&e.key) == Some(i)).map(|(_, x)| x);
-    let mut entries = Vec::with_capacity(last.len());
+    let kept = crate::store::keep_last(items, |(e, _)| e.key.clone());
+    let mut entries = Vec::with_capacity(kept.len());
     // Vectors grouped by scope (results of one tool in one namespace), in input order.
     let mut scopes: BTreeMap<String, Vec<(usize, Vec<f32>)>> = BTreeMap::new();
-    for (i, (e, v)) in kept.enumerate() {
+    for (i, (e, v)) in kept.into_iter().enumerate() {
         if let Some(v) = v {
             scopes.entry(entry::scope(&e.namespace, &e.tool)).or_default().push((i, v));
         }

@@ -110,16 +110,12 @@ pub fn write(store: &Store, e: &Entry) -> store::Result<()> {
 
 /// Writes many new entries with their rows in one store batch (bulk imports; buffered, the
 /// caller flushes): the rows `write` files, and at once the usage and LRU rows that its touch
-/// writes with the next batch of touches. Of entries sharing a key the last is kept, as if each
-/// had replaced the one before. No entry may exist yet under any of the keys.
+/// writes with the next batch of touches. The keys are distinct (the importer keeps the last of
+/// each, `store::keep_last`) and no entry exists yet under any of them.
 pub fn write_many(store: &Store, entries: &[Entry]) -> store::Result<()> {
-    let mut last = std::collections::HashMap::with_capacity(entries.len());
-    for (i, e) in entries.iter().enumerate() {
-        last.insert(e.key.as_str(), i);
-    }
     let mut batch = store::Batch::new();
     let (now, mut bytes) = (now_ms(), 0u64);
-    for (_, e) in entries.iter().enumerate().filter(|(i, e)| last.get(e.key.as_str()) == Some(i)) {
+    for e in entries {
         batch.put(trees::RESPONSES, e.key.as_bytes(), e)?;
         for d in &e.deps {
             batch.put(trees::RESPONSE_DEPS, &dep_row(d, &e.key), &())?;

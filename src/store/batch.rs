@@ -12,6 +12,16 @@
 use super::{Result, Store, TreeName, encode};
 use serde::Serialize;
 
+/// Of items sharing a key, the last (as successive puts would leave them), the others in input
+/// order: what a bulk import keeps before it indexes and files its items.
+pub fn keep_last<T, K: Eq + std::hash::Hash>(items: Vec<T>, key: impl Fn(&T) -> K) -> Vec<T> {
+    let mut last = std::collections::HashMap::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        last.insert(key(item), i);
+    }
+    items.into_iter().enumerate().filter(|(i, item)| last.get(&key(item)) == Some(i)).map(|(_, x)| x).collect()
+}
+
 /// One tree's rows: (key, value) in the order added.
 type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 
@@ -140,5 +150,11 @@ mod tests {
         // The count is in `meta`, not walked again: the reopened store reads the same number.
         let again = Store::open(dir.path()).unwrap();
         assert_eq!(again.len(trees::RESPONSES).unwrap(), 20);
+    }
+
+    #[test]
+    fn keep_last_keeps_the_last_of_each_key_in_input_order() {
+        let kept = keep_last(vec![("a", 1), ("b", 2), ("a", 3), ("c", 4), ("b", 5)], |(k, _)| *k);
+        assert_eq!(kept, vec![("a", 3), ("c", 4), ("b", 5)]);
     }
 }

@@ -12,7 +12,7 @@ pub mod keys;
 pub mod trees;
 pub mod tx;
 
-pub use batch::Batch;
+pub use batch::{Batch, keep_last};
 pub use commit::Deferred;
 pub use keys::Key;
 pub use trees::TreeName;
