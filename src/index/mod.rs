@@ -144,22 +144,20 @@ impl VectorIndex {
             let started = std::time::Instant::now();
             let saved = self.0.dir.as_deref().and_then(|d| persist::load(d, &slot.tag));
             let mut failed = None;
+            // The stored codes with ids above `after` (all of them for None), to `f`.
+            let mut read = |after: Option<u64>, f: &mut dyn FnMut(u64, &[i8])| {
+                if let Err(e) = records::scan_after(&self.0.store, &slot.tag, after, |id, code| f(id, code)) {
+                    failed = Some(e);
+                }
+            };
             let points = match saved {
                 Some(persist::Saved { dim, ids, codes: Some(codes), graph }) if self.saved_here(&ids)? => {
                     // Codes from the file; from the store only what changed since the save.
                     let gone = records::gone(&self.0.store, &slot.tag)?;
                     let after = ids.last().copied();
-                    Points::restore(dim, ids, codes, graph, &gone, |f| {
-                        if let Err(e) = records::scan_after(&self.0.store, &slot.tag, after, |id, code| f(id, code)) {
-                            failed = Some(e);
-                        }
-                    })
+                    Points::restore(dim, ids, codes, graph, &gone, |f| read(after, f))
                 }
-                saved => Points::assemble(saved.map(|s| (s.dim, s.ids, s.graph)), |f| {
-                    if let Err(e) = records::scan(&self.0.store, &slot.tag, |id, code| f(id, code)) {
-                        failed = Some(e);
-                    }
-                }),
+                saved => Points::assemble(saved.map(|s| (s.dim, s.ids, s.graph)), |f| read(None, f)),
             };
             if let Some(e) = failed {
                 return Err(e.into());

@@ -136,11 +136,6 @@ pub fn stored_dim(store: &Store, tag: &Tag) -> store::Result<Option<usize>> {
     Ok(dim)
 }
 
-/// Visits every (id, code) of a scope in id order; unreadable records are skipped.
-pub fn scan(store: &Store, tag: &Tag, f: impl FnMut(u64, &[i8])) -> store::Result<()> {
-    scan_after(store, tag, None, f)
-}
-
 /// Visits the (id, code) of a scope's vectors with ids above `after` (all of them for None), in
 /// id order; what comes before is not read. Unreadable records are skipped.
 pub fn scan_after(store: &Store, tag: &Tag, after: Option<u64>, mut f: impl FnMut(u64, &[i8])) -> store::Result<()> {
@@ -239,7 +234,7 @@ mod tests {
         put(&store, &a, 7, b"key-a", &quant::encode(&[0.6, 0.8])).unwrap();
         put(&store, &b, 3, b"plan-b", &quant::encode(&[1.0, 0.0])).unwrap();
         let mut seen = Vec::new();
-        scan(&store, &a, |id, code| seen.push((id, quant::decode(code)))).unwrap();
+        scan_after(&store, &a, None, |id, code| seen.push((id, quant::decode(code)))).unwrap();
         assert_eq!(seen.len(), 1);
         assert_eq!(seen[0].0, 7);
         assert!((seen[0].1[1] - 0.8).abs() < 0.01);
@@ -257,7 +252,7 @@ mod tests {
         assert_eq!(migrate(&store).unwrap(), 0, "a second run finds nothing left");
         assert_eq!(scopes(&store).unwrap(), vec!["plans".to_string()]);
         let mut seen = Vec::new();
-        scan(&store, &tag("plans"), |id, code| seen.push((id, quant::decode(code)))).unwrap();
+        scan_after(&store, &tag("plans"), None, |id, code| seen.push((id, quant::decode(code)))).unwrap();
         assert_eq!(seen.len(), 1);
         assert_eq!(seen[0].0, 42);
         assert!((seen[0].1[1] - 1.0).abs() < 0.01);
