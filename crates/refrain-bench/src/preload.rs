@@ -33,34 +33,15 @@ pub const NAMESPACE: &str = "default";
 /// enough that the importing threads take turns often.
 const CHUNK: usize = 2000;
 
-/// Runs `work(first, len)` over `0..n` in chunks of `CHUNK`, on every core (each thread takes the
-/// next chunk as it finishes one: the store's batch applies take turns, the building of the next
-/// chunk overlaps them). Stops at the first error.
+/// Runs `work(first, len)` over `0..n` in chunks of `CHUNK`, on every core (rayon's pool: a
+/// thread takes another chunk as it finishes one, so the store's batch applies take turns and the
+/// building of the next chunk overlaps them). Stops taking chunks at the first error.
 fn chunks_on_all_cores(n: usize, work: impl Fn(usize, usize) -> anyhow::Result<()> + Sync) -> anyhow::Result<()> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let failed = std::sync::Mutex::new(None);
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let first = next.fetch_add(CHUNK, std::sync::atomic::Ordering::Relaxed);
-                    if first >= n {
-                        break;
-                    }
-                    if let Err(e) = work(first, CHUNK.min(n - first)) {
-                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                        *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                    }
-                }
-            });
-        }
-    });
-    match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    use rayon::prelude::*;
+    (0..n.div_ceil(CHUNK)).into_par_iter().try_for_each(|c| {
+        let first = c * CHUNK;
+        work(first, CHUNK.min(n - first))
+    })
 }
 
 /// What was preloaded, for the timed calls to aim at.
