@@ -223,14 +223,8 @@ impl Store {
 
     /// Visits raw (key, value) pairs whose key starts with `prefix`, in key order, until `f`
     /// returns false.
-    pub fn scan_bytes(&self, tree: TreeName, prefix: &[u8], mut f: impl FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
-        for item in self.tree(tree)?.scan_prefix(prefix) {
-            let (k, v) = item?;
-            if !f(&k, &v) {
-                break;
-            }
-        }
-        Ok(())
+    pub fn scan_bytes(&self, tree: TreeName, prefix: &[u8], f: impl FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        self.scan_bytes_from(tree, prefix, prefix, f)
     }
 
     /// Visits raw (key, value) pairs whose key starts with `prefix` and is at least `from`, in key
