@@ -7,11 +7,16 @@
 //! a flush that makes a write durable makes its count durable too, whatever kills the process
 //! afterwards. A store written before counts were kept (or a transaction that wrote one of these
 //! trees) is counted once by a walk, then kept up.
+//!
+//! A bulk batch (`Store::apply`) writes thousands of rows of a tree and its count once, after
+//! them. While it runs, `meta` holds no count for that tree (`begin_batch` removes it, before the
+//! first row; `end_batch` writes the new one), so a crash in the middle of a batch leaves the
+//! count unknown, to be walked, never short by the rows already written.
 
 use super::trees::{self, TreeName};
 use super::{Key, Result};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
 /// The trees whose records are counted.
 pub const COUNTED: [TreeName; 4] = [trees::PLANS, trees::RESPONSES, trees::VECTORS, trees::EVENTS];
@@ -26,6 +31,8 @@ pub(super) struct Counts {
     meta: Option<sled::Tree>,
     /// Held while a count changes and is written, so `meta` ends with the latest value.
     lock: Mutex<()>,
+    /// Bulk batches writing each tree now: while any is, `meta` holds no count for it.
+    batches: [AtomicUsize; COUNTED.len()],
 }
 
 fn key(tree: TreeName) -> Vec<u8> {
@@ -35,7 +42,12 @@ fn key(tree: TreeName) -> Vec<u8> {
 impl Counts {
     /// Every count unknown, written nowhere.
     pub(super) fn unknown() -> Counts {
-        Counts { n: std::array::from_fn(|_| AtomicI64::new(UNKNOWN)), meta: None, lock: Mutex::new(()) }
+        Counts {
+            n: std::array::from_fn(|_| AtomicI64::new(UNKNOWN)),
+            meta: None,
+            lock: Mutex::new(()),
+            batches: std::array::from_fn(|_| AtomicUsize::new(0)),
+        }
     }
 
     /// The counts in `meta` (unknown where none is there); all zero for a store created just now
@@ -74,19 +86,46 @@ impl Counts {
             return;
         }
         self.n[i].store(new, Ordering::Release);
-        if let Some(meta) = &self.meta {
-            let written = if new == UNKNOWN {
-                meta.remove(key(tree)).map(|_| ())
-            } else {
-                meta.insert(key(tree), &new.to_be_bytes()).map(|_| ())
-            };
-            if let Err(e) = written {
-                // Unknown in memory too: the next ask walks the tree rather than trust a count
-                // `meta` may not hold.
-                tracing::warn!(tree = tree.0, error = %e, "record count not written; it is walked when next asked");
-                self.n[i].store(UNKNOWN, Ordering::Release);
-            }
+        self.write(tree, i);
+    }
+
+    /// Writes count `i` to `meta` (removes it while unknown or while a batch writes its tree).
+    /// Called with `lock` held.
+    fn write(&self, tree: TreeName, i: usize) {
+        let Some(meta) = &self.meta else { return };
+        let value = self.n[i].load(Ordering::Acquire);
+        let written = if value == UNKNOWN || self.batches[i].load(Ordering::Acquire) > 0 {
+            meta.remove(key(tree)).map(|_| ())
+        } else {
+            meta.insert(key(tree), &value.to_be_bytes()).map(|_| ())
+        };
+        if let Err(e) = written {
+            // Unknown in memory too: the next ask walks the tree rather than trust a count
+            // `meta` may not hold.
+            tracing::warn!(tree = tree.0, error = %e, "record count not written; it is walked when next asked");
+            self.n[i].store(UNKNOWN, Ordering::Release);
         }
+    }
+
+    /// A bulk batch starts writing `tree`'s rows: its count leaves `meta` until `end_batch`.
+    pub(super) fn begin_batch(&self, tree: TreeName) {
+        let Some(i) = self.slot(tree) else { return };
+        let _one = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.batches[i].fetch_add(1, Ordering::AcqRel);
+        self.write(tree, i);
+    }
+
+    /// A bulk batch wrote `added` new records of `tree` (or stopped on an error after them): the
+    /// count is raised and written back once no other batch writes the tree.
+    pub(super) fn end_batch(&self, tree: TreeName, added: i64) {
+        let Some(i) = self.slot(tree) else { return };
+        let _one = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = self.batches[i].fetch_update(Ordering::AcqRel, Ordering::Acquire, |b| b.checked_sub(1));
+        let v = self.n[i].load(Ordering::Acquire);
+        if v != UNKNOWN {
+            self.n[i].store((v + added).max(0), Ordering::Release);
+        }
+        self.write(tree, i);
     }
 
     /// Adds `by` records to a known count.
