@@ -1,11 +1,16 @@
 //! `refrain-bench calibrate`: turns evaluation records into `calibration.json` and reports what the
-//! resulting thresholds do, per dataset: on its development split, on its test split, and
-//! leave-one-dataset-out (thresholds from every other dataset's development split, measured on
+//! resulting thresholds do, per dataset: on its calibration split, on its test split, and
+//! leave-one-dataset-out (thresholds from every other dataset's calibration split, measured on
 //! this one's test split: the figures that count).
 //!
-//! The rule is refrain's own (`refrain::verify::calib`): per development dataset, the lowest
+//! The rule is refrain's own (`refrain::verify::calib`): per calibration dataset, the lowest
 //! threshold whose one-sided 95% Clopper-Pearson upper bound on the share of negative lookups
 //! served anything is at most the rate; the strictest dataset wins.
+//!
+//! The calibration split is `dev` by default: the groups the learned verifier never trained on.
+//! The rule (cosine and gates) learns nothing from `train`, so it may calibrate on `train` and
+//! `dev` together (`--splits train,dev`): several times the negatives, enough for a dataset to
+//! show 1% at all (299 negatives at zero served). `test` is never a calibration split.
 
 use crate::record::{self, Record};
 use refrain::verify::calib::{self, Calibration, Negatives};
@@ -25,15 +30,21 @@ pub struct Args {
     /// The verifier model directory the records were made with: the calibration names its
     /// model.onnx sha256 and carries the model's thresholds, so refrain judges by the model. Without
     /// it the calibration is the rule's (plain cosine and the gates) and the model is not used.
+    /// A model's calibration reads `dev` only (the model trained on `train`).
     #[arg(long)]
     pub verifier: Option<PathBuf>,
+    /// The splits whose records calibrate, pooled per dataset: `dev` (default), or `train,dev`
+    /// for the rule, which has no learned parameters (several times the negatives). Never `test`;
+    /// with `--verifier` only `dev`.
+    #[arg(long, value_delimiter = ',', default_value = "dev")]
+    pub splits: Vec<String>,
     /// The rate the report is computed at (`matching.max_wrong_rate`).
     #[arg(long, default_value_t = 0.01)]
     pub rate: f64,
-    /// Also report the development figures of other sets of cheap gates, to show what each earns.
+    /// Also report the calibration-split figures of other sets of cheap gates, to show what each earns.
     #[arg(long)]
     pub compare_gates: bool,
-    /// Also write the calibration records: the development negatives only, each reduced to the
+    /// Also write the calibration records: the calibration split's negatives only, each reduced to the
     /// candidates that decide it, without any text (public sets' texts stay out of the repository).
     /// The calibration rebuilt from them is the same file.
     #[arg(long)]
@@ -147,16 +158,19 @@ fn pct(n: usize, d: usize) -> String {
 
 /// "right / wrong of positives" for a table cell.
 fn hits_cell(f: &Figures) -> String {
-    format!("{} right, {} wrong of {}", pct(f.right, f.positives), pct(f.wrong, f.positives), f.positives)
+    if f.positives == 0 {
+        return "-".into();
+    }
+    format!("{} / {} of {} ({} right)", f.right, f.wrong, f.positives, pct(f.right, f.positives))
 }
 
-/// "served of negatives (upper bound)" for a table cell.
+/// "served of negatives (share, upper bound)" for a table cell.
 fn negatives_cell(f: &Figures) -> String {
     if f.negatives == 0 {
         return "-".into();
     }
     let ub = 100.0 * calib::upper_bound(f.served, f.negatives, calib::CONFIDENCE);
-    format!("{} of {} (<= {ub:.1}%)", pct(f.served, f.negatives), f.negatives)
+    format!("{} of {} ({}, <= {ub:.1}%)", f.served, f.negatives, pct(f.served, f.negatives))
 }
 
 type Groups<'a> = BTreeMap<(String, String), BTreeMap<String, Vec<&'a Record>>>;
@@ -170,12 +184,52 @@ fn group(records: &[Record]) -> Groups<'_> {
     g
 }
 
-/// The development negatives' best scores. A lookup whose text is a stored text (public sets hold
+/// The calibration splits, sorted and deduplicated, after checking them: never `test` (the figures
+/// that count), only `train` and `dev`, and only `dev` for a model's calibration (it trained on
+/// `train`, so its scores there are not what it does on unseen text).
+pub fn calibration_splits(splits: &[String], with_model: bool) -> anyhow::Result<Vec<String>> {
+    let mut out: Vec<String> = splits.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+    out.sort();
+    out.dedup();
+    if let Some(bad) = out.iter().find(|s| *s != "train" && *s != "dev") {
+        anyhow::bail!("--splits takes train and dev only, not {bad:?} (test is what calibration is judged on)");
+    }
+    if out.is_empty() {
+        anyhow::bail!("--splits names no split (train, dev)");
+    }
+    if with_model && out != ["dev"] {
+        anyhow::bail!("a calibration for the verifier model reads dev only: the model trained on train");
+    }
+    Ok(out)
+}
+
+/// The splits a method is calibrated on: the model's scores on `train` are scores on its own
+/// training data, so the model reads `dev` whatever the rule pools.
+fn splits_for(m: Method, cal_splits: &[String]) -> Vec<String> {
+    if m == Method::CrossEncoder { vec!["dev".to_string()] } else { cal_splits.to_vec() }
+}
+
+/// One dataset's records of the calibration splits, pooled.
+fn pooled<'a>(by_split: &BTreeMap<String, Vec<&'a Record>>, splits: &[String]) -> Vec<&'a Record> {
+    splits.iter().filter_map(|s| by_split.get(s)).flatten().copied().collect()
+}
+
+/// The rule in words, naming the calibration splits (`dev` alone keeps the original wording).
+fn rule(splits: &[String]) -> String {
+    let tail = "the lowest threshold whose one-sided 95% Clopper-Pearson upper bound on the share of negative lookups served anything is at most matching.max_wrong_rate; the strictest dataset wins (lookups whose text is a stored text are served it at any threshold and left out)";
+    if splits == ["dev"] {
+        format!("per development dataset, {tail}")
+    } else {
+        format!("per dataset, pooling its {} groups (never test), {tail}", splits.join(" and "))
+    }
+}
+
+/// The calibration negatives' best scores. A lookup whose text is a stored text (public sets hold
 /// the same question under two ids) is served that entry whatever the threshold, so it says
 /// nothing about where the threshold belongs and is left out of the sample.
-fn negatives(dev: &[&Record], o: Opts) -> Negatives {
+fn negatives(cal: &[&Record], o: Opts) -> Negatives {
     let scores: Vec<Option<f32>> =
-        dev.iter().filter(|r| r.expect == "miss" && !exact_text(r)).map(|r| best(r, o).map(|(s, _)| s)).collect();
+        cal.iter().filter(|r| r.expect == "miss" && !exact_text(r)).map(|r| best(r, o).map(|(s, _)| s)).collect();
     Negatives::from_scores(&scores)
 }
 
@@ -196,20 +250,24 @@ fn calibrated_methods(records: &[Record], with_model: bool) -> Vec<Method> {
     if with_model { methods(records) } else { vec![Method::Cosine] }
 }
 
-/// Builds the calibration from the records' development splits.
-pub fn build(records: &[Record], verifier_sha256: Option<String>) -> Calibration {
+/// Builds the calibration from the records of the calibration splits (checked by
+/// `calibration_splits`).
+pub fn build(records: &[Record], verifier_sha256: Option<String>, cal_splits: &[String]) -> Calibration {
     let ms = calibrated_methods(records, verifier_sha256.is_some());
     let mut c = Calibration {
         version: 1,
-        rule: "per development dataset, the lowest threshold whose one-sided 95% Clopper-Pearson upper bound on the share of negative lookups served anything is at most matching.max_wrong_rate; the strictest dataset wins (lookups whose text is a stored text are served it at any threshold and left out)".into(),
+        rule: rule(cal_splits),
         embedding_model: refrain::embed::MODEL_NAME.into(),
         verifier_sha256,
         kinds: BTreeMap::new(),
     };
     for ((kind, dataset), splits) in group(records) {
-        let Some(dev) = splits.get("dev") else { continue };
+        let cal = pooled(&splits, cal_splits);
+        if cal.is_empty() {
+            continue;
+        }
         for &m in &ms {
-            let neg = negatives(dev, Opts::shipped(m));
+            let neg = negatives(&cal, Opts::shipped(m));
             if neg.n == 0 {
                 continue;
             }
@@ -219,13 +277,14 @@ pub fn build(records: &[Record], verifier_sha256: Option<String>) -> Calibration
     c
 }
 
-/// The records `build` needs, and nothing else: development negatives, each with its best candidate
-/// under every method (texts and family names removed: those candidates passed the gates already).
-pub fn minimal(records: &[Record], with_model: bool) -> Vec<Record> {
+/// The records `build` needs, and nothing else: the calibration splits' negatives, each with its
+/// best candidate under every method (texts and family names removed: those candidates passed the
+/// gates already).
+pub fn minimal(records: &[Record], with_model: bool, cal_splits: &[String]) -> Vec<Record> {
     let ms = calibrated_methods(records, with_model);
     records
         .iter()
-        .filter(|r| r.split == "dev" && r.expect == "miss")
+        .filter(|r| cal_splits.contains(&r.split) && r.expect == "miss")
         .map(|r| {
             let mut keep: Vec<crate::record::Cand> = Vec::new();
             for &m in &ms {
@@ -293,10 +352,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let c = build(&records, sha);
+    let splits = calibration_splits(&args.splits, sha.is_some())?;
+    let c = build(&records, sha, &splits);
     if let Some(path) = &args.minimal {
         let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-        record::write(&mut out, &minimal(&records, c.verifier_sha256.is_some()))?;
+        record::write(&mut out, &minimal(&records, c.verifier_sha256.is_some(), &splits))?;
         std::io::Write::flush(&mut out)?;
         eprintln!("wrote {}", path.display());
     }
@@ -304,30 +364,37 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         std::fs::write(out, serde_json::to_string_pretty(&c)? + "\n")?;
         eprintln!("wrote {}", out.display());
     }
-    report(&records, args)
+    report(&records, args, &splits)
 }
 
-fn report(records: &[Record], args: &Args) -> anyhow::Result<()> {
+fn report(records: &[Record], args: &Args, cal_splits: &[String]) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let groups = group(records);
     for m in methods(records) {
         let o = Opts::shipped(m);
-        writeln!(out, "\n### {} at max_wrong_rate {}\n", m.name(), args.rate)?;
+        let cal_splits = &splits_for(m, cal_splits);
+        let cal_name = cal_splits.join("+");
+        writeln!(out, "\n### {} at max_wrong_rate {}, calibrated on {cal_name}\n", m.name(), args.rate)?;
         writeln!(
             out,
-            "| kind | dataset | threshold (set by) | dev: hits | dev: negatives served | test: hits | test: negatives served | leave-one-out threshold | leave-one-out test: hits | leave-one-out test: negatives served |"
+            "| kind | dataset | calibration negatives | threshold (set by) | {cal_name}: hits right / wrong | {cal_name}: negatives served | test: hits right / wrong | test: negatives served | leave-one-out threshold | leave-one-out test: hits right / wrong | leave-one-out test: negatives served |"
         )?;
-        writeln!(out, "|---|---|---|---|---|---|---|---|---|---|")?;
+        writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|")?;
         for ((kind, dataset), splits) in &groups {
-            let all = threshold(&groups, kind, None, o, args.rate);
-            let loo = threshold(&groups, kind, Some(dataset), o, args.rate);
+            let all = threshold(&groups, kind, None, o, args.rate, cal_splits);
+            let loo = threshold(&groups, kind, Some(dataset), o, args.rate, cal_splits);
             let get = |s: &str| splits.get(s).map(Vec::as_slice).unwrap_or_default();
-            let (dev, test) = (measure(get("dev"), o, all.0), measure(get("test"), o, all.0));
+            let cal = pooled(splits, cal_splits);
+            let neg = negatives(&cal, o);
+            let (own, certified) = if neg.n > 0 { neg.threshold(args.rate) } else { (f32::NAN, false) };
+            let (dev, test) = (measure(&cal, o, all.0), measure(get("test"), o, all.0));
             let left_out = measure(get("test"), o, loo.0);
             writeln!(
                 out,
-                "| {kind} | {dataset} | {:.3} ({}) | {} | {} | {} | {} | {:.3} ({}) | {} | {} |",
+                "| {kind} | {dataset} | {} ({}, own threshold {own:.4}) | {:.4} ({}) | {} | {} | {} | {} | {:.4} ({}) | {} | {} |",
+                neg.n,
+                if certified { "certified" } else { "uncertified" },
                 all.0,
                 all.1,
                 hits_cell(&dev),
@@ -342,33 +409,40 @@ fn report(records: &[Record], args: &Args) -> anyhow::Result<()> {
         }
     }
     if args.compare_gates {
-        compare_gates(&groups, records, args.rate, &mut out)?;
+        compare_gates(&groups, records, args.rate, cal_splits, &mut out)?;
     }
     Ok(())
 }
 
-/// Development figures of each gate set, per method and dataset (thresholds recalibrated per set).
+/// Calibration-split figures of each gate set, per method and dataset (thresholds recalibrated
+/// per set).
 fn compare_gates(
     groups: &Groups<'_>,
     records: &[Record],
     rate: f64,
+    cal_splits: &[String],
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<()> {
-    writeln!(out, "\n### Cheap gates compared on the development splits (max_wrong_rate {rate})\n")?;
-    writeln!(out, "| method | gates | dataset | threshold | hits | negatives served |")?;
-    writeln!(out, "|---|---|---|---|---|---|")?;
+    writeln!(out, "\n### Cheap gates compared on the calibration splits (max_wrong_rate {rate})\n")?;
+    writeln!(
+        out,
+        "| method | calibration splits | gates | dataset | threshold | hits right / wrong | negatives served |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|---|")?;
     for m in methods(records) {
+        let cal_splits = &splits_for(m, cal_splits);
         for &gates in GATE_SETS {
             let o = Opts { method: m, gates };
             let names: Vec<&str> = gates.iter().map(|g| g.reason()).collect();
             let names = if names.is_empty() { "none".to_string() } else { names.join("; ") };
             for ((kind, dataset), splits) in groups.iter().filter(|((k, _), _)| k == "result") {
-                let t = threshold(groups, kind, None, o, rate);
-                let dev = measure(splits.get("dev").map(Vec::as_slice).unwrap_or_default(), o, t.0);
+                let t = threshold(groups, kind, None, o, rate, cal_splits);
+                let dev = measure(&pooled(splits, cal_splits), o, t.0);
                 writeln!(
                     out,
-                    "| {} | {names} | {dataset} | {:.3} | {} | {} |",
+                    "| {} | {} | {names} | {dataset} | {:.4} | {} | {} |",
                     m.name(),
+                    cal_splits.join("+"),
                     t.0,
                     hits_cell(&dev),
                     negatives_cell(&dev)
@@ -379,13 +453,20 @@ fn compare_gates(
     Ok(())
 }
 
-/// The threshold of a kind from every development dataset except `leave_out` (strictest wins).
-fn threshold(groups: &Groups<'_>, kind: &str, leave_out: Option<&str>, o: Opts, rate: f64) -> (f32, String) {
+/// The threshold of a kind from every calibration dataset except `leave_out` (strictest wins).
+fn threshold(
+    groups: &Groups<'_>,
+    kind: &str,
+    leave_out: Option<&str>,
+    o: Opts,
+    rate: f64,
+    cal_splits: &[String],
+) -> (f32, String) {
     groups
         .iter()
         .filter(|((k, d), _)| k == kind && Some(d.as_str()) != leave_out)
         .filter_map(|((_, d), splits)| {
-            let neg = negatives(splits.get("dev")?, o);
+            let neg = negatives(&pooled(splits, cal_splits), o);
             (neg.n > 0).then(|| {
                 let (t, certified) = neg.threshold(rate);
                 (t, if certified { d.clone() } else { format!("{d}, uncertified") })
@@ -407,7 +488,12 @@ mod tests {
         let shipped = Calibration::parse(refrain::verify::calib::SHIPPED).unwrap();
         let records = record::read(std::path::Path::new(SHIPPED_RECORDS)).unwrap();
         assert!(!records.is_empty(), "no calibration records are committed");
-        let rebuilt = build(&records, shipped.verifier_sha256.clone());
+        // The committed records are the calibration splits' negatives, and only those.
+        let mut splits: Vec<String> = records.iter().map(|r| r.split.clone()).collect();
+        splits.sort();
+        splits.dedup();
+        let splits = calibration_splits(&splits, shipped.verifier_sha256.is_some()).unwrap();
+        let rebuilt = build(&records, shipped.verifier_sha256.clone(), &splits);
         assert_eq!(serde_json::to_value(&rebuilt).unwrap(), serde_json::to_value(&shipped).unwrap());
         // And the thresholds refrain derives from it are finite for results at the default rate.
         assert!(shipped.threshold("result", "cosine", 0.01).is_some_and(|d| d.value.is_finite() && d.value < 1.0));
@@ -445,11 +531,57 @@ mod tests {
             rec("dev", "hit", "what is rust", vec![cand("what's rust", 0.9, true)]),
             rec("test", "miss", "what is go", vec![cand("what is rust", 0.85, false)]),
         ];
-        let small = minimal(&records, false);
+        let dev = vec!["dev".to_string()];
+        let small = minimal(&records, false, &dev);
         assert_eq!(small.len(), 3, "development negatives only");
         assert!(small.iter().all(|r| r.query.is_empty() && r.candidates.iter().all(|c| c.text.is_empty())));
-        let (a, b) = (build(&records, None), build(&small, None));
+        let (a, b) = (build(&records, None, &dev), build(&small, None, &dev));
         assert_eq!(serde_json::to_value(&a).unwrap(), serde_json::to_value(&b).unwrap());
         assert_eq!(a.kinds["result"]["cosine"]["d"].top, vec![0.8, 0.6]);
+    }
+
+    #[test]
+    fn train_and_dev_pool_into_one_calibration_and_test_never_counts() {
+        let rec = |split: &str, cosine: f32| Record {
+            dataset: "d".into(),
+            split: split.into(),
+            kind: "result".into(),
+            query: format!("q {cosine}"),
+            expect: "miss".into(),
+            candidates: vec![crate::record::Cand { text: String::new(), cosine, ..Default::default() }],
+            ..Record::default()
+        };
+        // 200 dev and 200 train negatives: neither alone can show 1% (fewer than 299), together they can.
+        let mut records: Vec<Record> = (0..200).map(|i| rec("dev", 0.5 + i as f32 / 1000.0)).collect();
+        records.extend((0..200).map(|i| rec("train", 0.3 + i as f32 / 1000.0)));
+        records.push(rec("test", 0.99));
+        let pooled = calibration_splits(&["train".into(), "dev".into()], false).unwrap();
+        assert_eq!(pooled, ["dev", "train"]);
+        let c = build(&records, None, &pooled);
+        let neg = &c.kinds["result"]["cosine"]["d"];
+        assert_eq!(neg.n, 400, "train and dev negatives, not test");
+        let d = c.threshold("result", "cosine", 0.01).unwrap();
+        assert!(d.certified && d.value > 0.699 && d.value < 0.99, "{d:?}");
+        assert!(c.rule.contains("dev and train") && c.rule.contains("never test"), "{}", c.rule);
+        // Dev alone: uncertified, and the rule keeps its original wording.
+        let dev = calibration_splits(&["dev".into()], false).unwrap();
+        let c = build(&records, None, &dev);
+        assert_eq!(c.kinds["result"]["cosine"]["d"].n, 200);
+        assert!(!c.threshold("result", "cosine", 0.01).unwrap().certified);
+        assert!(c.rule.starts_with("per development dataset,"));
+        // The minimal records of a pooled calibration rebuild it.
+        let small = minimal(&records, false, &pooled);
+        assert_eq!(small.len(), 400);
+        let (a, b) = (build(&records, None, &pooled), build(&small, None, &pooled));
+        assert_eq!(serde_json::to_value(&a).unwrap(), serde_json::to_value(&b).unwrap());
+    }
+
+    #[test]
+    fn test_is_never_a_calibration_split_and_a_model_calibrates_on_dev_only() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(calibration_splits(&s(&["dev", "test"]), false).is_err());
+        assert!(calibration_splits(&s(&[]), false).is_err());
+        assert!(calibration_splits(&s(&["train", "dev"]), true).is_err());
+        assert_eq!(calibration_splits(&s(&["dev", "dev"]), true).unwrap(), ["dev"]);
     }
 }

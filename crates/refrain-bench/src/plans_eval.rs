@@ -24,7 +24,9 @@ pub struct Args {
     /// Family data sets (JSON lines); each is run in its own fresh project.
     #[arg(long, required = true)]
     pub data: Vec<PathBuf>,
-    /// Which split to run: dev, test or all.
+    /// Which split to run: dev, test or all. `dev` is every non-test family; its records are
+    /// labelled `train` or `dev` as the verifier's trainer divides them (30% `dev` by a hash), so
+    /// `calibrate --splits train,dev` reads all of them and the default `--splits dev` a part.
     #[arg(long, default_value = "dev")]
     pub split: String,
     /// Model directory for the server (embedding model; a missing one runs without).
@@ -33,9 +35,21 @@ pub struct Args {
     /// Write one JSON record per lookup here.
     #[arg(long)]
     pub records: Option<PathBuf>,
-    /// Only the first N families of each set (after the split filter).
+    /// Only the first N families of each set (after the split filter and `--sample`).
     #[arg(long)]
     pub limit: Option<usize>,
+    /// A seeded sample: the N families of each split first by sha256("SEED:id").
+    #[arg(long)]
+    pub sample: Option<usize>,
+    /// Seed of `--sample`.
+    #[arg(long, default_value = "sample")]
+    pub seed: String,
+    /// Keep each family's first K members (phrasings) only.
+    #[arg(long)]
+    pub members: Option<usize>,
+    /// Keep each family's first K near misses only.
+    #[arg(long)]
+    pub negatives: Option<usize>,
     /// Print every wrong hit and missed paraphrase to stderr.
     #[arg(long)]
     pub verbose: bool,
@@ -78,8 +92,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             text.lines().filter(|l| !l.trim().is_empty()).map(serde_json::from_str).collect::<Result<_, _>>()?;
         let splits: Vec<&str> = if args.split == "all" { vec!["dev", "test"] } else { vec![args.split.as_str()] };
         for split in splits {
-            let mut fams: Vec<&Value> = families.iter().filter(|f| f["split"] == split).collect();
-            fams.truncate(args.limit.unwrap_or(usize::MAX));
+            let fams = select(&families, split, &args);
+            let fams: Vec<&Value> = fams.iter().collect();
             let dataset = fams.first().and_then(|f| f["set"].as_str()).unwrap_or("unknown").to_string();
             let server = Server::scratch(&bin, args.models.as_deref()).await?;
             let how = Store { as_trace: args.as_trace };
@@ -91,6 +105,29 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         r.flush()?;
     }
     Ok(())
+}
+
+/// The families of a split that `--sample`, `--limit`, `--members` and `--negatives` keep.
+fn select(families: &[Value], split: &str, args: &Args) -> Vec<Value> {
+    use sha2::Digest;
+    let mut fams: Vec<&Value> = families.iter().filter(|f| f["split"] == split).collect();
+    if let Some(n) = args.sample {
+        let id = |f: &Value| f["id"].as_str().map(str::to_string).unwrap_or_else(|| f["id"].to_string());
+        fams.sort_by_cached_key(|f| hex::encode(sha2::Sha256::digest(format!("{}:{}", args.seed, id(f)).as_bytes())));
+        fams.truncate(n);
+    }
+    fams.truncate(args.limit.unwrap_or(usize::MAX));
+    fams.into_iter()
+        .map(|f| {
+            let mut f = f.clone();
+            for (key, keep) in [("members", args.members), ("negatives", args.negatives)] {
+                if let (Some(k), Some(list)) = (keep, f[key].as_array_mut()) {
+                    list.truncate(k);
+                }
+            }
+            f
+        })
+        .collect()
 }
 
 /// One family in five (by a hash of its id) is never stored.
@@ -283,4 +320,54 @@ fn summary(dataset: &str, split: &str, t: &Tally) -> anyhow::Result<()> {
     });
     writeln!(std::io::stdout().lock(), "{line}")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(sample: Option<usize>, seed: &str, members: Option<usize>, negatives: Option<usize>) -> Args {
+        Args {
+            data: Vec::new(),
+            split: "dev".into(),
+            models: None,
+            records: None,
+            limit: None,
+            sample,
+            seed: seed.into(),
+            members,
+            negatives,
+            verbose: false,
+            as_trace: false,
+        }
+    }
+
+    #[test]
+    fn a_seeded_sample_keeps_the_same_families_and_cuts_members_and_near_misses() {
+        let fam = |id: usize, split: &str| {
+            json!({"id": format!("f-{id}"), "split": split,
+                   "members": [{"text": "a"}, {"text": "b"}, {"text": "c"}], "negatives": [{"text": "x"}, {"text": "y"}]})
+        };
+        let families: Vec<Value> = (0..50).map(|i| fam(i, if i % 5 == 0 { "test" } else { "dev" })).collect();
+        let all = select(&families, "dev", &args(None, "sample", None, None));
+        assert_eq!(all.len(), 40, "the split filter alone");
+        let a = select(&families, "dev", &args(Some(10), "sample", Some(2), Some(1)));
+        let b = select(&families, "dev", &args(Some(10), "sample", Some(2), Some(1)));
+        let ids = |v: &[Value]| v.iter().map(|f| f["id"].as_str().unwrap_or_default().to_string()).collect::<Vec<_>>();
+        assert_eq!(ids(&a), ids(&b), "seeded: the same sample every run");
+        assert_eq!(a.len(), 10);
+        assert!(a.iter().all(|f| f["split"] == "dev"));
+        assert!(a.iter().all(|f| f["members"].as_array().map(Vec::len) == Some(2)));
+        assert!(a.iter().all(|f| f["negatives"].as_array().map(Vec::len) == Some(1)));
+        // The sample is the first families by sha256("seed:id"), not the file's order.
+        let mut want: Vec<String> = ids(&all);
+        want.sort_by_cached_key(|id| {
+            hex::encode(<sha2::Sha256 as sha2::Digest>::digest(format!("sample:{id}").as_bytes()))
+        });
+        want.truncate(10);
+        assert_eq!(ids(&a), want);
+        assert_ne!(ids(&a), ids(&all)[..10].to_vec());
+        let other = select(&families, "dev", &args(Some(10), "another", None, None));
+        assert_ne!(ids(&a), ids(&other), "another seed, another sample");
+    }
 }

@@ -32,7 +32,9 @@ pub struct Args {
     /// Datasets to run.
     #[arg(long, value_delimiter = ',', default_value = "gptcache,conala,clinc,hwu64,question")]
     pub only: Vec<String>,
-    /// Splits to run.
+    /// Splits to run, each in its own namespace: `dev` and `test`, or `train,dev` for the rule's
+    /// calibration records (`calibrate --splits train,dev`: the rule learns nothing from `train`;
+    /// the verifier model's calibration reads `dev` alone). Run `test` once, after calibrating.
     #[arg(long, value_delimiter = ',', default_value = "dev,test")]
     pub splits: Vec<String>,
     /// Most families per dataset and split (chosen by a seeded hash).
