@@ -13,7 +13,8 @@
 //! - Quoted strings and identifiers must agree ("what does `Vec::drain` do" is not "what does
 //!   `Vec::retain` do"): each one in either text must appear in the other (quotes may be dropped).
 //! - One term must not stand for a longer one ("string to LocalDate" is not "string to
-//!   LocalDateTime"), nor a language, platform or tool for another (`terms`).
+//!   LocalDateTime"), nor a language, platform or tool for another, nor a day for another
+//!   ("... today" is not "... tomorrow"; `terms`).
 //!
 //! Which gates run for results is `RESULT_GATES`, chosen on the development figures of
 //! `refrain-bench calibrate --compare-gates`. Plans compare values and opposite words themselves
@@ -48,18 +49,20 @@ pub enum Gate {
     Term,
     /// One text names a language, platform or tool and the other another of the same kind.
     Tool,
+    /// One text names a day (today, a weekday, a month) and the other another.
+    Day,
 }
 
 /// The gates lookups of results run (besides the floor), in order.
 pub const RESULT_GATES: &[Gate] =
-    &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite, Gate::Term, Gate::Tool];
+    &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite, Gate::Term, Gate::Tool, Gate::Day];
 
 /// The gates lookups of plans run on the two masked tasks ("move ... asking before overwriting"
 /// is not "move ... without asking before overwriting"; "add <name> with yarn" is not "... with
 /// npm"). On the development families (coding, and a seeded sample of 110 shell families, stored
 /// both ways) the gates added after negation refused 4 candidates, all wrong, and no paraphrase.
 pub const PLAN_GATES: &[Gate] =
-    &[Gate::Negation, Gate::Values, Gate::Direction, Gate::Quoted, Gate::Opposite, Gate::Term, Gate::Tool];
+    &[Gate::Negation, Gate::Values, Gate::Direction, Gate::Quoted, Gate::Opposite, Gate::Term, Gate::Tool, Gate::Day];
 
 impl Gate {
     /// The reason in words (also how evaluation records name the gate).
@@ -73,6 +76,7 @@ impl Gate {
             Gate::Opposite => "one asks for the opposite action",
             Gate::Term => "one names a longer, different term",
             Gate::Tool => "another language, platform or tool",
+            Gate::Day => "another day",
         }
     }
 
@@ -87,6 +91,7 @@ impl Gate {
             Gate::Opposite => opposite(a, b),
             Gate::Term => terms::other_term(a, b),
             Gate::Tool => terms::other_tool(a, b),
+            Gate::Day => terms::other_day(a, b),
         }
     }
 }

@@ -110,19 +110,59 @@ const KINDS: &[&[&[&str]]] = &[
     ],
 ];
 
+/// Days, each a list of words for one day. "may", "march" and "sun" are not read (common words
+/// too), nor parts of a day ("this morning" and "in the morning" are the same request more often
+/// than not).
+const DAYS: &[&[&[&str]]] = &[
+    &[&["today"], &["tonight"], &["tomorrow", "tmrw"], &["yesterday"]],
+    &[
+        &["monday", "mon"],
+        &["tuesday", "tue", "tues"],
+        &["wednesday", "wed"],
+        &["thursday", "thu", "thurs"],
+        &["friday", "fri"],
+        &["saturday", "sat"],
+        &["sunday"],
+    ],
+    &[
+        &["january", "jan"],
+        &["february", "feb"],
+        &["april", "apr"],
+        &["june", "jun"],
+        &["july", "jul"],
+        &["august", "aug"],
+        &["september", "sep", "sept"],
+        &["october", "oct"],
+        &["november", "nov"],
+        &["december", "dec"],
+    ],
+];
+
 /// Which things of one kind a text names (indexes into the kind's list).
 fn named(kind: &[&[&str]], words: &BTreeSet<String>) -> BTreeSet<usize> {
     (0..kind.len()).filter(|&i| kind[i].iter().any(|n| words.contains(*n))).collect()
 }
 
 /// True when, for some kind, each text names something of it and they name nothing in common.
-pub fn other_tool(a: &str, b: &str) -> bool {
+fn names_another(kinds: &[&[&[&str]]], a: &str, b: &str) -> bool {
     let (wa, wb): (BTreeSet<String>, BTreeSet<String>) =
         (words(a).into_iter().collect(), words(b).into_iter().collect());
-    KINDS.iter().any(|kind| {
+    kinds.iter().any(|kind| {
         let (na, nb) = (named(kind, &wa), named(kind, &wb));
         !na.is_empty() && !nb.is_empty() && na.is_disjoint(&nb)
     })
+}
+
+/// True when one text names a language, OS, package manager or database and the other another
+/// of the same kind.
+pub fn other_tool(a: &str, b: &str) -> bool {
+    names_another(KINDS, a, b)
+}
+
+/// True when one text names a day (today, a weekday, a month) and the other another one ("will I
+/// need an umbrella today" is not "... tomorrow": cosine 0.973, served before this gate).
+pub fn other_day(a: &str, b: &str) -> bool {
+    names_another(DAYS, a, b)
 }
 
 #[cfg(test)]
@@ -158,6 +198,19 @@ mod tests {
         assert!(Gate::Tool.refuses("which process uses port 8080 on windows", "which process uses port 8080 on linux"));
         assert!(Gate::Tool.refuses("install a package with yarn", "install a package with npm"));
         assert!(Gate::Tool.refuses("javascript deep copy object", "java deep copy object"));
+    }
+
+    #[test]
+    fn another_day_is_refused_the_same_day_or_none_is_not() {
+        assert!(Gate::Day.refuses("will i need an umbrella today", "will i need an umbrella tomorrow"));
+        assert!(Gate::Day.refuses("commits since monday", "commits since friday"));
+        assert!(Gate::Day.refuses("release notes for january", "release notes for feb"));
+        assert!(
+            !Gate::Day.refuses("set alarm for tomorrow morning at six", "set an alarm for tmrw at six in the morning")
+        );
+        assert!(!Gate::Day.refuses("what is the weather", "what is the weather today"));
+        // Common words that are also month names are not read.
+        assert!(!Gate::Day.refuses("you may need sudo", "you will need sudo in march"));
     }
 
     #[test]

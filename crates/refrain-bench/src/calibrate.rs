@@ -94,6 +94,7 @@ const GATE_SETS: &[&[Gate]] = &[
     &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite, Gate::Term],
     &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite, Gate::Tool],
     &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite, Gate::Term, Gate::Tool],
+    &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite, Gate::Term, Gate::Tool, Gate::Day],
 ];
 
 /// The best candidate's score and whether serving it is right, as the server would decide.
