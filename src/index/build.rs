@@ -1,6 +1,7 @@
 //! Building a scope's graph: snapshot the live codes under a short write lock, build with hnsw_rs
 //! on every core with no lock held, swap the frozen graph in under a short write lock, then save
-//! it (again with no lock held). One build runs at a time; a scope has at most one in flight.
+//! it (again with no lock held) and serve the scope's points from the saved file's mapping. One
+//! build runs at a time; a scope has at most one in flight.
 //! A background build's threads run at the lowest CPU priority: it takes every core for seconds,
 //! and the calls served meanwhile must not wait behind it. A bulk build (`build_now`: imports,
 //! `refrain index rebuild`) serves no calls and keeps the process's priority: at the lowest, any
@@ -32,7 +33,8 @@ pub(super) fn run(inner: &Inner, slot: &Slot, ef: usize, priority: Priority) -> 
 }
 
 fn build_and_save(inner: &Inner, slot: &Slot, ef: usize, priority: Priority) -> Option<usize> {
-    let snap = slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut()?.snapshot();
+    // Not from a mapped file whose checksum has not passed yet (its codes are not trusted).
+    let snap = slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut().filter(|p| p.trusted())?.snapshot();
     let (n, dim) = (snap.ids.len(), snap.dim);
     let started = Instant::now();
     let build = || Graph::build(&snap.codes, quant::stride(dim), n, ef);
@@ -56,8 +58,15 @@ fn build_and_save(inner: &Inner, slot: &Slot, ef: usize, priority: Priority) -> 
     // which the swap moves into the scope.
     let saved =
         inner.dir.as_deref().map(|dir| (dir, persist::save(dir, &slot.tag, dim, &snap.ids, &snap.codes, &graph)));
+    // The file just written, mapped back: the scope serves its points from it and drops the
+    // snapshot's heap copy. Its checksum is not checked again (these are the bytes just written).
+    let mapped = match &saved {
+        Some((dir, Ok(_))) => persist::load(dir, &slot.tag).filter(|s| s.check.is_some()),
+        _ => None,
+    };
     // The scope may have been cleared while the build ran: then its file goes too.
-    let installed = slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut().map(|p| p.install(snap, graph));
+    let installed =
+        slot.points.write().unwrap_or_else(|p| p.into_inner()).as_mut().map(|p| p.install(snap, graph, mapped));
     let Some((_, ids)) = installed else {
         if let Some((dir, _)) = saved {
             persist::remove(dir, &slot.tag);

@@ -6,7 +6,14 @@
 //! a point costs its u32 neighbour ids and nothing else: the codes stay in the scope's one array.
 //! Search is the standard HNSW walk (greedy descent through the upper layers, then a beam of `ef`
 //! on layer 0) over those arrays.
+//!
+//! The layer-0 arrays (most of a graph's bytes: up to 24 neighbours a point) are `Slab`s, so a
+//! graph loaded from its saved file reads them from the file's mapping (`mapped`); the upper
+//! layers (a twelfth of the points, and fewer each layer up) are small and stay in the heap.
+//! Every read of layer 0 is bounds-checked, so a mapped graph is only checked for its shape when
+//! loaded (an O(n) scan of its arrays is what a mapping avoids), never trusted to index blindly.
 
+use super::mapped::Slab;
 use super::quant::CodeDistance;
 use hnsw_rs::hnsw::Hnsw;
 use std::cmp::Ordering;
@@ -34,7 +41,10 @@ struct Layer {
 impl Layer {
     fn neighbours(&self, p: u32) -> &[u32] {
         match self.members.binary_search(&p) {
-            Ok(i) => &self.adj[self.offsets[i] as usize..self.offsets[i + 1] as usize],
+            Ok(i) => match (self.offsets.get(i), self.offsets.get(i + 1)) {
+                (Some(&a), Some(&b)) => self.adj.get(a as usize..b as usize).unwrap_or(&[]),
+                _ => &[],
+            },
             Err(_) => &[],
         }
     }
@@ -44,8 +54,8 @@ impl Layer {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Graph {
     entry: u32,
-    offsets0: Vec<u32>,
-    adj0: Vec<u32>,
+    offsets0: Slab<u32>,
+    adj0: Slab<u32>,
     upper: Vec<Layer>,
 }
 
@@ -125,7 +135,11 @@ impl Graph {
             }
         }
         let mut visited = vec![0u64; n.div_ceil(64)];
+        // A point out of range (a damaged mapped file) counts as seen, so it is never measured.
         let mut seen = |p: u32| {
+            if p as usize >= n {
+                return true;
+            }
             let (w, b) = (p as usize / 64, 1u64 << (p % 64));
             let was = visited.get(w).is_none_or(|x| x & b != 0);
             if let Some(x) = visited.get_mut(w) {
@@ -163,21 +177,63 @@ impl Graph {
         out
     }
 
-    /// Appends the graph's bytes (little-endian u32 arrays, each prefixed by its length).
+    /// Appends the graph's bytes (little-endian u32 arrays, each prefixed by its length), as
+    /// files of formats 1 and 2 hold them.
+    #[cfg(test)]
     pub fn write(&self, out: &mut Vec<u8>) {
-        let arr = |out: &mut Vec<u8>, a: &[u32]| {
-            out.extend_from_slice(&(a.len() as u32).to_le_bytes());
-            a.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
-        };
         out.extend_from_slice(&self.entry.to_le_bytes());
-        arr(out, &self.offsets0);
-        arr(out, &self.adj0);
+        put_arr(out, &self.offsets0);
+        put_arr(out, &self.adj0);
+        self.write_upper(out);
+    }
+
+    /// Appends the upper layers' bytes (as `write` lays them out after layer 0).
+    pub fn write_upper(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&(self.upper.len() as u32).to_le_bytes());
         for l in &self.upper {
-            arr(out, &l.members);
-            arr(out, &l.offsets);
-            arr(out, &l.adj);
+            put_arr(out, &l.members);
+            put_arr(out, &l.offsets);
+            put_arr(out, &l.adj);
         }
+    }
+
+    /// The entry point.
+    pub fn entry(&self) -> u32 {
+        self.entry
+    }
+
+    /// Layer 0: where each point's neighbours start in `adj0` (`len() + 1` offsets).
+    pub fn offsets0(&self) -> &[u32] {
+        &self.offsets0
+    }
+
+    /// Layer 0: every point's neighbours, end to end.
+    pub fn adj0(&self) -> &[u32] {
+        &self.adj0
+    }
+
+    /// Whether layer 0 is read from a mapped file.
+    #[cfg(test)]
+    pub fn is_mapped(&self) -> bool {
+        self.offsets0.is_mapped() || self.adj0.is_mapped()
+    }
+
+    /// A graph whose layer 0 is given (typically mapped from a saved file) and whose upper layers
+    /// are read from `upper` (what `write_upper` wrote). Checked for shape only: `offsets0` has
+    /// `n + 1` entries, the entry point and the upper layers are in range. Layer 0's contents are
+    /// not scanned: every read of them is bounds-checked instead.
+    pub fn from_parts(entry: u32, offsets0: Slab<u32>, adj0: Slab<u32>, mut upper: &[u8]) -> Option<Graph> {
+        let n = offsets0.len().checked_sub(1)?;
+        let layers = u32_of(&mut upper)? as usize;
+        if layers > MAX_LAYER {
+            return None;
+        }
+        let mut up = Vec::with_capacity(layers);
+        for _ in 0..layers {
+            up.push(Layer { members: arr_of(&mut upper)?, offsets: arr_of(&mut upper)?, adj: arr_of(&mut upper)? });
+        }
+        let g = Graph { entry, offsets0, adj0, upper: up };
+        (upper.is_empty() && (n == 0 || (entry as usize) < n) && g.upper_consistent()).then_some(g)
     }
 
     /// Reads what `write` wrote; None when the bytes are not a consistent graph.
@@ -190,28 +246,39 @@ impl Graph {
         for _ in 0..layers.min(MAX_LAYER + 1) {
             upper.push(Layer { members: arr_of(b)?, offsets: arr_of(b)?, adj: arr_of(b)? });
         }
-        let g = Graph { entry, offsets0, adj0, upper };
+        let g = Graph { entry, offsets0: offsets0.into(), adj0: adj0.into(), upper };
         g.consistent().then_some(g)
     }
 
     /// Every id and offset in range, so a damaged dump can never index out of bounds.
     fn consistent(&self) -> bool {
         let n = self.len() as u32;
-        let csr = |off: &[u32], adj: &[u32]| {
-            off.first() == Some(&0)
-                && off.windows(2).all(|w| w[0] <= w[1])
-                && off.last().is_some_and(|&e| e as usize == adj.len())
-                && adj.iter().all(|&p| p < n)
-        };
-        (n == 0 || self.entry < n)
-            && csr(&self.offsets0, &self.adj0)
-            && self.upper.iter().all(|l| {
-                l.offsets.len() == l.members.len() + 1
-                    && l.members.windows(2).all(|w| w[0] < w[1])
-                    && l.members.iter().all(|&p| p < n)
-                    && csr(&l.offsets, &l.adj)
-            })
+        (n == 0 || self.entry < n) && csr(&self.offsets0, &self.adj0, n) && self.upper_consistent()
     }
+
+    /// The upper layers' ids and offsets in range.
+    fn upper_consistent(&self) -> bool {
+        let n = self.len() as u32;
+        self.upper.iter().all(|l| {
+            l.offsets.len() == l.members.len() + 1
+                && l.members.windows(2).all(|w| w[0] < w[1])
+                && l.members.iter().all(|&p| p < n)
+                && csr(&l.offsets, &l.adj, n)
+        })
+    }
+}
+
+/// Offsets ascending from 0 to the end of `adj`, every neighbour below `n`.
+fn csr(off: &[u32], adj: &[u32], n: u32) -> bool {
+    off.first() == Some(&0)
+        && off.windows(2).all(|w| w[0] <= w[1])
+        && off.last().is_some_and(|&e| e as usize == adj.len())
+        && adj.iter().all(|&p| p < n)
+}
+
+fn put_arr(out: &mut Vec<u8>, a: &[u32]) {
+    out.extend_from_slice(&(a.len() as u32).to_le_bytes());
+    a.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
 }
 
 fn u32_of(b: &mut &[u8]) -> Option<u32> {
@@ -266,7 +333,7 @@ fn freeze(hnsw: &Hnsw<'_, i8, CodeDistance>, n: usize) -> Graph {
             l
         })
         .collect();
-    Graph { entry, offsets0, adj0, upper }
+    Graph { entry, offsets0: offsets0.into(), adj0: adj0.into(), upper }
 }
 
 #[cfg(test)]

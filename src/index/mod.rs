@@ -7,9 +7,13 @@
 //! scopes are scanned exactly; a scope that grows past `HNSW_MIN` gets a graph built in the
 //! background by hnsw_rs and frozen into flat arrays (`graph`), saved right after. Until then, and
 //! for points added since, lookups scan the codes exactly (`scope`): never a wait for a build.
+//! A saved graph is served from a mapping of its file (`mapped`); its checksum is checked on a
+//! thread of its own after the scope loads, and until it has passed, hits are re-scored from the
+//! store's records (`persist` says why).
 
 mod build;
 mod graph;
+mod mapped;
 mod persist;
 pub mod quant;
 mod records;
@@ -67,6 +71,8 @@ struct Slot {
     loading: Mutex<()>,
     building: AtomicBool,
     registered: AtomicBool,
+    /// The checksum check of the mapped file the points came from, until a thread takes it.
+    check: Mutex<Option<persist::Check>>,
 }
 
 struct Inner {
@@ -78,6 +84,8 @@ struct Inner {
     builds_running: AtomicUsize,
     /// Set during bulk imports: inserts start no background build (the importer builds once).
     held: AtomicBool,
+    /// Tests: checksum checks wait for `hold_checks(false)` (to see a scope before its check).
+    hold_checks: AtomicBool,
 }
 
 /// The index over every scope of one store; cheap to clone.
@@ -107,6 +115,7 @@ impl VectorIndex {
             build_lock: Mutex::new(()),
             builds_running: AtomicUsize::new(0),
             held: AtomicBool::new(false),
+            hold_checks: AtomicBool::new(false),
         })))
     }
 
@@ -126,6 +135,7 @@ impl VectorIndex {
                     loading: Mutex::new(()),
                     building: AtomicBool::new(false),
                     registered: AtomicBool::new(false),
+                    check: Mutex::new(None),
                 })
             })
             .clone()
@@ -139,7 +149,8 @@ impl VectorIndex {
                 return Ok(g);
             }
         }
-        let _l = lock(&slot.loading);
+        let loading = lock(&slot.loading);
+        let (mut check, mut upgrade) = (None, false);
         if slot.points.read().unwrap_or_else(|p| p.into_inner()).is_none() {
             let started = std::time::Instant::now();
             let saved = self.0.dir.as_deref().and_then(|d| persist::load(d, &slot.tag));
@@ -151,20 +162,36 @@ impl VectorIndex {
                 }
             };
             let points = match saved {
-                Some(persist::Saved { dim, ids, codes: Some(codes), graph }) if self.saved_here(&ids)? => {
+                Some(persist::Saved { dim, ids, codes: Some(codes), graph, check: c }) if self.saved_here(&ids)? => {
                     // Codes from the file; from the store only what changed since the save.
                     let gone = records::gone(&self.0.store, &slot.tag)?;
                     let after = ids.last().copied();
-                    Points::restore(dim, ids, codes, graph, &gone, |f| read(after, f))
+                    let verdict = c.as_ref().map(persist::Check::verdict);
+                    upgrade = c.is_none();
+                    check = c;
+                    Points::restore(dim, ids, codes, graph, verdict, &gone, |f| read(after, f))
                 }
+                // Codes from the store, matched to the file's ids: nothing in the file can make
+                // a wrong hit (damage could only cost recall), so its checksum is not waited for.
                 saved => Points::assemble(saved.map(|s| (s.dim, s.ids, s.graph)), |f| read(None, f)),
             };
             if let Some(e) = failed {
                 return Err(e.into());
             }
             let (graph, tail) = points.shape();
-            tracing::info!(scope = %slot.name, graph, tail, elapsed_ms = started.elapsed().as_millis() as u64, "index scope loaded");
+            let mapped = points.is_mapped();
+            tracing::info!(scope = %slot.name, graph, tail, mapped, elapsed_ms = started.elapsed().as_millis() as u64, "index scope loaded");
             *slot.points.write().unwrap_or_else(|p| p.into_inner()) = Some(points);
+        }
+        // Started with the loading lock released (a failed check takes it to reload the scope).
+        drop(loading);
+        if let Some(c) = check {
+            *lock(&slot.check) = Some(c);
+            if !self.0.hold_checks.load(Ordering::Acquire) {
+                self.start_check(slot);
+            }
+        } else if upgrade && self.0.dir.is_some() {
+            self.in_background(slot, "refrain-index-upgrade", |index, slot| index.upgrade(slot));
         }
         if schedule {
             self.maybe_build(slot);
@@ -178,6 +205,99 @@ impl VectorIndex {
     fn saved_here(&self, ids: &[u64]) -> Result<bool, Error> {
         let last = ids.last().copied().unwrap_or(0);
         Ok(self.0.store.next_id()? > last)
+    }
+
+    /// Runs the scope's pending checksum check on a thread of its own.
+    fn start_check(&self, slot: &Arc<Slot>) {
+        self.in_background(slot, "refrain-index-check", |index, slot| index.finish_check(slot));
+    }
+
+    /// Runs `work` on a thread of its own at the lowest priority, counted as background work
+    /// (`wait_idle`); inline if no thread can start.
+    fn in_background(&self, slot: &Arc<Slot>, name: &str, work: fn(&VectorIndex, &Arc<Slot>)) {
+        let (index, s) = (self.clone(), slot.clone());
+        self.0.builds_running.fetch_add(1, Ordering::AcqRel);
+        let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
+            crate::threads::lower_this_thread();
+            work(&index, &s);
+            index.0.builds_running.fetch_sub(1, Ordering::AcqRel);
+        });
+        if let Err(e) = spawned {
+            self.0.builds_running.fetch_sub(1, Ordering::AcqRel);
+            tracing::debug!(error = %e, name, "index background thread not started; running inline");
+            work(self, slot);
+        }
+    }
+
+    /// Rewrites a scope loaded from a file of an older format in the current one, then serves its
+    /// points from the new file's mapping (the heap copy is dropped). Holds the build lock (no
+    /// build saves meanwhile) and the scope's read lock while writing (searches go on; inserts
+    /// wait for the write, once).
+    fn upgrade(&self, slot: &Arc<Slot>) {
+        let Some(dir) = &self.0.dir else { return };
+        let _one = lock(&self.0.build_lock);
+        let started = std::time::Instant::now();
+        let written = {
+            let g = slot.points.read().unwrap_or_else(|p| p.into_inner());
+            let Some(p) = g.as_ref().filter(|p| !p.is_mapped() && p.trusted()) else { return };
+            p.save_graph_part(dir, &slot.tag)
+        };
+        if let Err(e) = written {
+            tracing::warn!(scope = %slot.name, error = %e, "saved index graph not rewritten in the current format");
+            return;
+        }
+        let Some(saved) = persist::load(dir, &slot.tag).filter(|s| s.check.is_some()) else { return };
+        let remapped = {
+            let mut points = slot.points.write().unwrap_or_else(|p| p.into_inner());
+            if points.is_none() {
+                // Cleared while the file was written: the file goes too.
+                persist::remove(dir, &slot.tag);
+            }
+            points.as_mut().is_some_and(|p| p.remap(saved))
+        };
+        tracing::info!(scope = %slot.name, remapped, elapsed_ms = started.elapsed().as_millis() as u64, "saved index graph rewritten in the current format");
+    }
+
+    /// Checks the file the scope's points are mapped from. When it passes, the scope is trusted
+    /// (and may build); when it fails, the points are dropped, the file removed, and the scope
+    /// loaded again from the store alone, which searches it exactly and schedules a rebuild.
+    fn finish_check(&self, slot: &Arc<Slot>) {
+        let Some(check) = lock(&slot.check).take() else { return };
+        let verdict = check.verdict();
+        let started = std::time::Instant::now();
+        if check.run() {
+            tracing::debug!(scope = %slot.name, elapsed_ms = started.elapsed().as_millis() as u64, "saved index graph checked");
+            self.maybe_build(slot);
+            return;
+        }
+        tracing::warn!(scope = %slot.name, "saved index graph fails its checksum; the scope is loaded again from the store and rebuilt");
+        let dropped = {
+            let _l = lock(&slot.loading);
+            let mut points = slot.points.write().unwrap_or_else(|p| p.into_inner());
+            // Unless a reload or a clear has replaced them already.
+            let ours = points.as_ref().is_some_and(|p| p.checked_by(&verdict));
+            if ours {
+                *points = None;
+                if let Some(d) = &self.0.dir {
+                    persist::remove(d, &slot.tag);
+                }
+            }
+            ours
+        };
+        if dropped && let Err(e) = self.loaded(slot, true) {
+            tracing::warn!(scope = %slot.name, error = %e, "index scope not loaded again; it loads on its next use");
+        }
+    }
+
+    /// Tests: holds checksum checks of scopes loaded from now on (true), or runs the held ones
+    /// and stops holding (false).
+    #[cfg(test)]
+    fn hold_checks(&self, held: bool) {
+        self.0.hold_checks.store(held, Ordering::Release);
+        if !held {
+            let slots: Vec<Arc<Slot>> = lock(&self.0.scopes).values().cloned().collect();
+            slots.iter().filter(|s| lock(&s.check).is_some()).for_each(|s| self.start_check(s));
+        }
     }
 
     /// Stores a vector (buffered in the store; the caller flushes) and indexes it. Returns its id.
@@ -261,19 +381,33 @@ impl VectorIndex {
     /// Loads the scope on its first use (blocking: call from a blocking context).
     pub fn search(&self, scope: &str, query: &[f32], k: usize, min_score: f32) -> Result<Vec<Hit>, Error> {
         let slot = self.slot(scope);
-        let found = {
+        let (found, trusted) = {
             let guard = self.loaded(&slot, true)?;
             let Some(points) = guard.as_ref() else { return Ok(Vec::new()) };
             if points.live() > 0 && points.dim() != query.len() {
                 return Err(Error::Dimension { got: query.len(), want: points.dim() });
             }
-            points.search(query, k, min_score, EF_SEARCH.max(k * 2))
+            (points.search(query, k, min_score, EF_SEARCH.max(k * 2)), points.trusted())
         };
-        let mut hits = Vec::with_capacity(found.len());
+        let mut hits: Vec<Hit> = Vec::with_capacity(found.len());
         for (id, score) in found {
-            if let Some(target) = records::target(&self.0.store, &slot.tag, id)? {
-                hits.push(Hit { id, target, score });
+            if trusted {
+                if let Some(target) = records::target(&self.0.store, &slot.tag, id)? {
+                    hits.push(Hit { id, target, score });
+                }
+                continue;
             }
+            // Points from a file not checked yet: each hit is scored again from its record in
+            // the store, so a damaged id or code can lose a hit, never make one.
+            if let Some((target, code)) = records::record(&self.0.store, &slot.tag, id)? {
+                let score = quant::cosine_f32(query, &code);
+                if score >= min_score && hits.iter().all(|h| h.id != id) {
+                    hits.push(Hit { id, target, score });
+                }
+            }
+        }
+        if !trusted {
+            hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
         }
         Ok(hits)
     }
@@ -283,7 +417,19 @@ impl VectorIndex {
     /// priority (a background build runs at the lowest). Returns the points in the graph.
     pub fn build_now(&self, scope: &str) -> Result<usize, Error> {
         let slot = self.slot(scope);
-        drop(self.loaded(&slot, false)?);
+        // A build starts from the scope's codes: from a mapped file, only once its check passed
+        // (a failed one reloads the scope from the store).
+        loop {
+            let guard = self.loaded(&slot, false)?;
+            if guard.as_ref().is_none_or(Points::trusted) {
+                break;
+            }
+            drop(guard);
+            if lock(&slot.check).is_some() && self.0.hold_checks.load(Ordering::Acquire) {
+                self.finish_check(&slot);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         while slot.building.swap(true, Ordering::AcqRel) {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -327,7 +473,7 @@ impl VectorIndex {
         }
     }
 
-    /// Waits until no background build is running (tests, benchmarks, shutdown).
+    /// Waits until no background build or checksum check is running (tests, benchmarks, shutdown).
     pub fn wait_idle(&self) {
         while self.0.builds_running.load(Ordering::Acquire) > 0 {
             std::thread::sleep(std::time::Duration::from_millis(20));

@@ -117,6 +117,15 @@ pub fn target(store: &Store, tag: &Tag, id: u64) -> store::Result<Option<Vec<u8>
     Ok(store.get_bytes(trees::VECTORS, &key(tag, id))?.and_then(|v| split(&v).map(|(t, _)| t.to_vec())))
 }
 
+/// The target key and code of one stored vector, if it is there and readable.
+pub fn record(store: &Store, tag: &Tag, id: u64) -> store::Result<Option<(Vec<u8>, Vec<i8>)>> {
+    Ok(store.get_bytes(trees::VECTORS, &key(tag, id))?.and_then(|v| {
+        let (t, c) = split(&v)?;
+        quant::dim_of(c.len())?;
+        Some((t.to_vec(), c.iter().map(|b| *b as i8).collect()))
+    }))
+}
+
 /// The code of one stored vector, if it is there and readable.
 pub fn code(store: &Store, tag: &Tag, id: u64) -> store::Result<Option<Vec<i8>>> {
     Ok(store

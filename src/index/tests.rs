@@ -2,6 +2,7 @@
 //! background, saved graphs across restarts, removals, and stores written by older versions.
 
 use super::*;
+use std::path::Path;
 
 /// A pseudo-random unit vector (splitmix64), distinct per seed.
 fn unit(seed: u32) -> Vec<f32> {
@@ -196,4 +197,137 @@ fn a_list_holding_a_vector_of_another_dimension_writes_none_of_it() {
     assert_eq!(idx.search("s", &unit(2), 5, -1.0).unwrap().len(), 1, "only the first vector is stored");
     let again = VectorIndex::rebuild(&store).unwrap();
     assert_eq!(again.search("s", &unit(2), 5, -1.0).unwrap().len(), 1, "nor is anything left in the store");
+}
+
+/// A scope of `HNSW_MIN + extra` points built and saved under `graphs`; returns its ids.
+fn built(store: &Store, graphs: &Path, extra: u32) -> Vec<u64> {
+    let idx = VectorIndex::open(store, Some(graphs)).unwrap();
+    let ids = fill(&idx, "big", 0..(HNSW_MIN as u32 + extra));
+    idx.build_now("big").unwrap();
+    let slot = idx.slot("big");
+    let mapped = slot.points.read().unwrap().as_ref().is_some_and(Points::is_mapped);
+    assert!(mapped || cfg!(target_endian = "big"), "after a build the scope is served from its saved file");
+    ids
+}
+
+/// Every probe's top 5 (id, score), as `idx` answers.
+fn answers(idx: &VectorIndex, probes: impl Iterator<Item = u32>) -> Vec<Vec<(u64, f32)>> {
+    probes
+        .map(|s| idx.search("big", &unit(s), 5, -1.0).unwrap().into_iter().map(|h| (h.id, h.score)).collect())
+        .collect()
+}
+
+#[test]
+fn a_mapped_scope_answers_as_the_same_graph_read_into_the_heap() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("db")).unwrap();
+    let graphs = dir.path().join("index");
+    built(&store, &graphs, 200);
+    let tag = records::tag("big");
+    let mapped = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    let probes = || (0..HNSW_MIN as u32 + 200).step_by(7).chain([1_000_000, 1_000_001]);
+    let from_map = answers(&mapped, probes());
+    mapped.wait_idle();
+    assert!(mapped.slot("big").points.read().unwrap().as_ref().is_some_and(|p| p.trusted() && p.is_mapped()));
+    assert_eq!(from_map, answers(&mapped, probes()), "the same before and after the check");
+    // The same graph, ids and codes in a file of format 2, which is read into the heap.
+    let s = persist::load(&graphs, &tag).unwrap();
+    let old = persist::old_file(&s.ids, s.codes.as_deref(), s.dim, &s.graph);
+    drop(s);
+    std::fs::write(persist::file(&graphs, &tag), old).unwrap();
+    let heap = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    assert_eq!(answers(&heap, probes()), from_map);
+    // Loaded the old way (whole, checked), then rewritten in the current format and mapped.
+    heap.wait_idle();
+    assert!(persist::load(&graphs, &tag).is_some_and(|s| s.check.is_some_and(persist::Check::run)), "format 3 now");
+    let slot = heap.slot("big");
+    assert!(slot.points.read().unwrap().as_ref().is_some_and(|p| p.is_mapped() || cfg!(target_endian = "big")));
+    assert_eq!(slot.points.read().unwrap().as_ref().map(Points::shape), Some((HNSW_MIN + 200, 0)), "not rebuilt");
+    assert_eq!(answers(&heap, probes()), from_map);
+    let again = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    assert_eq!(answers(&again, probes()), from_map);
+}
+
+/// Overwrites `len` bytes at `at` of the scope's saved file (leaving its checksum stale).
+fn damage(graphs: &Path, at: usize, bytes: &[u8]) {
+    let f = persist::file(graphs, &records::tag("big"));
+    let mut b = std::fs::read(&f).unwrap();
+    b[at..at + bytes.len()].copy_from_slice(bytes);
+    // A new file renamed into place, as refrain writes them (never changed in place).
+    std::fs::write(f.with_extension("tmp"), &b).unwrap();
+    std::fs::rename(f.with_extension("tmp"), &f).unwrap();
+}
+
+#[test]
+fn a_damaged_code_in_a_mapped_file_never_makes_a_hit_and_its_check_sends_the_scope_back_to_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("db")).unwrap();
+    let graphs = dir.path().join("index");
+    let ids = built(&store, &graphs, 50);
+    let n = ids.len();
+    let stride = quant::stride(16);
+    let codes_at = persist::HEADER + n * 8;
+    // Two of point 7's neighbours get point 7's code: a search for 7 meets them next to it.
+    let s = persist::load(&graphs, &records::tag("big")).unwrap();
+    let (off, adj) = (s.graph.offsets0(), s.graph.adj0());
+    let near: Vec<usize> = adj[off[7] as usize..off[8] as usize].iter().take(2).map(|p| *p as usize).collect();
+    drop(s);
+    let seven: Vec<u8> = quant::encode(&unit(7)).iter().map(|c| *c as u8).collect();
+    near.iter().for_each(|&p| damage(&graphs, codes_at + p * stride, &seven));
+    let idx = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    idx.hold_checks(true);
+    let hits = idx.search("big", &unit(7), 3, 0.9).unwrap();
+    assert_eq!(hits.iter().map(|h| h.target.clone()).collect::<Vec<_>>(), vec![b"t7".to_vec()], "{hits:?}");
+    assert!((hits[0].score - 1.0).abs() < 0.01);
+    let slot = idx.slot("big");
+    assert!(slot.points.read().unwrap().as_ref().is_some_and(|p| !p.trusted()), "not trusted before its check");
+    let p = near[0];
+    assert!(idx.stored_vector("big", ids[p]).is_some_and(|v| crate::embed::cosine(&v, &unit(p as u32)) > 0.99));
+    let own = top(&idx, "big", p as u32);
+    assert!(own.is_none() || own == Some(format!("t{p}").into_bytes()), "lost while its code is damaged, or itself");
+    idx.hold_checks(false);
+    idx.wait_idle();
+    // The check failed: the scope was loaded again from the store, and rebuilt and saved.
+    let now = persist::load(&graphs, &records::tag("big")).unwrap();
+    assert!(now.check.unwrap().run(), "a good file again");
+    assert_eq!(top(&idx, "big", 7), Some(b"t7".to_vec()));
+    assert_eq!(top(&idx, "big", p as u32), Some(format!("t{p}").into_bytes()));
+    assert_eq!(idx.sizes(), vec![("big".to_string(), n)]);
+}
+
+#[test]
+fn a_flipped_bit_in_a_mapped_file_loses_at_most_a_hit_until_its_check_falls_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("db")).unwrap();
+    let graphs = dir.path().join("index");
+    let ids = built(&store, &graphs, 50);
+    let n = ids.len();
+    let pad8 = |x: usize| x.div_ceil(8) * 8;
+    let offsets0_at = pad8(persist::HEADER + n * 8 + n * quant::stride(16));
+    let adj0_at = pad8(offsets0_at + (n + 1) * 4);
+    // One bit of point 20's id (it names another stored vector now), one of a layer-0 neighbour.
+    let id_at = persist::HEADER + 20 * 8;
+    damage(&graphs, id_at, &(ids[20] ^ 1).to_le_bytes());
+    let f = persist::file(&graphs, &records::tag("big"));
+    let b = std::fs::read(&f).unwrap();
+    damage(&graphs, adj0_at + 41, &[b[adj0_at + 41] ^ 0x40]);
+    let idx = VectorIndex::open(&store, Some(&graphs)).unwrap();
+    idx.hold_checks(true);
+    assert!(idx.search("big", &unit(5), 1, 0.9).is_ok());
+    let slot = idx.slot("big");
+    assert!(slot.points.read().unwrap().as_ref().is_some_and(|p| p.is_mapped() && !p.trusted()), "mapped, unchecked");
+    for probe in [20, 21, 5] {
+        let hits = idx.search("big", &unit(probe), 3, 0.9).unwrap();
+        assert!(
+            hits.iter().all(|h| h.target == format!("t{probe}").into_bytes()),
+            "probe {probe}: only its own vector can be a hit, got {hits:?}"
+        );
+    }
+    idx.hold_checks(false);
+    idx.wait_idle();
+    assert!(persist::load(&graphs, &records::tag("big")).unwrap().check.unwrap().run());
+    for probe in [20, 21, 5] {
+        assert_eq!(top(&idx, "big", probe), Some(format!("t{probe}").into_bytes()));
+    }
+    assert_eq!(idx.sizes(), vec![("big".to_string(), n)]);
 }

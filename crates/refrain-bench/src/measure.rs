@@ -81,6 +81,13 @@ pub fn rss_mib(pid: u32) -> Option<f64> {
     Some(kb / 1024.0)
 }
 
+/// One line of /proc/PID/status in MiB (`field` with its colon, e.g. "RssAnon:").
+pub fn status_mib(pid: u32, field: &str) -> Option<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb: f64 = s.lines().find(|l| l.starts_with(field))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
 /// Peak resident memory of a process (VmHWM), MiB.
 pub fn peak_rss_mib(pid: u32) -> Option<f64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;

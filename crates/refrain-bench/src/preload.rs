@@ -85,6 +85,24 @@ pub fn real_query(i: usize) -> String {
     format!("how do I {} the {} of our web service", verbs[i % verbs.len()], objects[(i / verbs.len()) % objects.len()])
 }
 
+/// Marks a size's store as fully preloaded, for a later run to reuse (a run stopped midway leaves
+/// none, and is redone).
+pub const PRELOADED: &str = "preloaded";
+
+/// What `fill` returned for a store it filled earlier (with the same `n`, `real` and `stale`):
+/// reuses the store instead of filling it again. The expired results, which a run evicts, are
+/// written again, so the stale row measures the same thing.
+pub fn reuse(project: &Project, n: usize, real: usize, stale: usize) -> anyhow::Result<Loaded> {
+    let store = Store::open(&project.db_dir())?;
+    let index = VectorIndex::open(&store, Some(&project.index_dir()))?;
+    let now = now_ms();
+    let stale_items =
+        (0..stale).map(|i| (bulk_entry(json!({"stale": i}), None, now.saturating_sub(1000)), None)).collect();
+    refrain::results::bulk::import(&store, &index, stale_items)?;
+    store.flush()?;
+    Ok(Loaded { n, real: (0..real).map(real_query).collect(), stale })
+}
+
 /// Writes `n` plans and `n` results (+ `real` semantic results and `stale` expired ones) into
 /// the project's store (created without compression when `plain`, as older refrains made them).
 pub fn fill(

@@ -27,7 +27,8 @@ pub struct AllArgs {
     /// Scratch directory (default: a fresh temp dir, removed afterwards).
     #[arg(long)]
     dir: Option<PathBuf>,
-    /// Keep each size's store under the scratch directory (needs --dir).
+    /// Keep each size's store under the scratch directory (needs --dir); a size kept there by an
+    /// earlier --keep run is reused, not preloaded again (the table says so).
     #[arg(long, requires = "dir")]
     keep: bool,
     /// Create the stores without compression, as refrain did before (to compare sizes on disk).

@@ -10,9 +10,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Marks a size's store as fully preloaded (a run stopped midway leaves none, and is redone).
-const PRELOADED: &str = "preloaded";
-
 /// Flags of `refrain-bench throughput`.
 #[derive(Debug, Args)]
 pub struct ThroughputArgs {
@@ -48,7 +45,7 @@ pub fn run(global: &GlobalArgs, args: ThroughputArgs) -> anyhow::Result<ExitCode
         writeln!(out, "machine: {}", crate::measure::machine())?;
         for &n in &args.sizes {
             let setup = driver::scratch(&scratch, &format!("size-{n}"), &models)?;
-            let marker = setup.home.join(PRELOADED);
+            let marker = setup.home.join(preload::PRELOADED);
             if !marker.exists() {
                 let project = Project::at(setup.project.clone(), &setup.home);
                 preload::fill(&project, &models, n, 200, 200, false)?;
