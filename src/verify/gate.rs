@@ -141,7 +141,15 @@ const ONE_AS_PRONOUN_AFTER: &[&str] = &[
 ];
 
 /// Words after "one" that make it a pronoun or an idiom ("one of the files", "one another").
-const ONE_AS_PRONOUN_BEFORE: &[&str] = &["of", "another", "by", "liners", "liner", "line", "shot"];
+const ONE_AS_PRONOUN_BEFORE: &[&str] = &["of", "another", "by", "liners", "liner", "line", "shot", "go"];
+
+/// Words that count everything: "one" said against them is another count ("make one property
+/// optional" is not "make all properties optional", cosine 0.963).
+const ALL_WORDS: &[&str] = &["all", "every"];
+
+fn says_all(text: &str) -> bool {
+    tokens(text).iter().any(|w| ALL_WORDS.contains(&w.to_lowercase().as_str()))
+}
 
 /// The numbers and versions a text mentions: tokens with a digit (a leading `v` dropped) and
 /// numbers written as words ("one" only where it counts something).
@@ -185,7 +193,17 @@ fn numbers(text: &str) -> (BTreeSet<String>, bool) {
 /// other only a weak number word ("backup of one database" is "database backup").
 pub fn values_agree(a: &str, b: &str) -> bool {
     let ((va, strong_a), (vb, strong_b)) = (numbers(a), numbers(b));
-    va == vb || va.is_empty() && !strong_b || vb.is_empty() && !strong_a
+    if va == vb {
+        return true;
+    }
+    // A lone "one" against "all" / "every" (said only by the other text) counts differently.
+    let one_against_all = |v: &BTreeSet<String>, own: &str, other: &str| {
+        v.len() == 1 && v.contains("1") && says_all(other) && !says_all(own)
+    };
+    if one_against_all(&va, a, b) || one_against_all(&vb, b, a) {
+        return false;
+    }
+    va.is_empty() && !strong_b || vb.is_empty() && !strong_a
 }
 
 const NEGATIONS: &[&str] =
@@ -363,6 +381,21 @@ mod tests {
         assert!(Gate::Values.refuses("mute for one hour", "mute for 2 hours"));
         assert!(Gate::Values.refuses("make coffee at six am", "make coffee at seven am"));
         assert!(Gate::Values.refuses("make coffee at six am", "make coffee in the morning"));
+    }
+
+    #[test]
+    fn one_against_all_is_another_count() {
+        assert!(
+            Gate::Values.refuses("typescript make one property optional", "typescript make all properties optional")
+        );
+        assert!(Gate::Values.refuses("delete every branch merged into main", "delete one branch merged into main"));
+        // Both say all, or "one" is an idiom.
+        assert!(!Gate::Values.refuses("run all tests in one file", "run all the tests of one file"));
+        assert!(!Gate::Values.refuses(
+            "make all of project/{src,tests}/{unit,e2e} with brace expansion",
+            "Create the nested directories project/{src,tests}/{unit,e2e} in one go"
+        ));
+        assert!(!Gate::Values.refuses("list all branches", "list the branches"));
     }
 
     #[test]
