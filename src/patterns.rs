@@ -114,10 +114,12 @@ pub fn check_all<'a>(patterns: impl IntoIterator<Item = &'a Pattern>) -> Result<
 /// Declares `static NAME: Pattern` items and one `static TABLE: &[&Pattern]` listing them all, so
 /// no pattern can be left out of the startup check:
 ///
-/// ```ignore
-/// pattern_table! { pub(crate) PATTERNS in "params";
+/// ```
+/// refrain::pattern_table! { pub(crate) PATTERNS in "params";
 ///     URL_RE = r"https?://\S+", "see https://example.com";
 /// }
+/// // The startup check compiles each pattern and matches it against its sample.
+/// assert_eq!(refrain::patterns::check_all(PATTERNS.iter().copied()).unwrap(), 1);
 /// ```
 #[macro_export]
 macro_rules! pattern_table {
