@@ -224,14 +224,7 @@ impl Graph {
     /// not scanned: every read of them is bounds-checked instead.
     pub fn from_parts(entry: u32, offsets0: Slab<u32>, adj0: Slab<u32>, mut upper: &[u8]) -> Option<Graph> {
         let n = offsets0.len().checked_sub(1)?;
-        let layers = u32_of(&mut upper)? as usize;
-        if layers > MAX_LAYER {
-            return None;
-        }
-        let mut up = Vec::with_capacity(layers);
-        for _ in 0..layers {
-            up.push(Layer { members: arr_of(&mut upper)?, offsets: arr_of(&mut upper)?, adj: arr_of(&mut upper)? });
-        }
+        let up = read_upper(&mut upper)?;
         let g = Graph { entry, offsets0, adj0, upper: up };
         (upper.is_empty() && (n == 0 || (entry as usize) < n) && g.upper_consistent()).then_some(g)
     }
@@ -241,11 +234,7 @@ impl Graph {
         let entry = u32_of(b)?;
         let offsets0 = arr_of(b)?;
         let adj0 = arr_of(b)?;
-        let layers = u32_of(b)? as usize;
-        let mut upper = Vec::with_capacity(layers.min(MAX_LAYER));
-        for _ in 0..layers.min(MAX_LAYER + 1) {
-            upper.push(Layer { members: arr_of(b)?, offsets: arr_of(b)?, adj: arr_of(b)? });
-        }
+        let upper = read_upper(b)?;
         let g = Graph { entry, offsets0: offsets0.into(), adj0: adj0.into(), upper };
         g.consistent().then_some(g)
     }
@@ -274,6 +263,15 @@ fn csr(off: &[u32], adj: &[u32], n: u32) -> bool {
         && off.windows(2).all(|w| w[0] <= w[1])
         && off.last().is_some_and(|&e| e as usize == adj.len())
         && adj.iter().all(|&p| p < n)
+}
+
+/// Reads what `write_upper` wrote: at most `MAX_LAYER` layers (the most a build makes).
+fn read_upper(b: &mut &[u8]) -> Option<Vec<Layer>> {
+    let layers = u32_of(b)? as usize;
+    if layers > MAX_LAYER {
+        return None;
+    }
+    (0..layers).map(|_| Some(Layer { members: arr_of(b)?, offsets: arr_of(b)?, adj: arr_of(b)? })).collect()
 }
 
 fn put_arr(out: &mut Vec<u8>, a: &[u32]) {

@@ -128,10 +128,7 @@ pub fn record(store: &Store, tag: &Tag, id: u64) -> store::Result<Option<(Vec<u8
 
 /// The code of one stored vector, if it is there and readable.
 pub fn code(store: &Store, tag: &Tag, id: u64) -> store::Result<Option<Vec<i8>>> {
-    Ok(store
-        .get_bytes(trees::VECTORS, &key(tag, id))?
-        .and_then(|v| split(&v).map(|(_, c)| c.iter().map(|b| *b as i8).collect::<Vec<i8>>()))
-        .filter(|c| quant::dim_of(c.len()).is_some()))
+    Ok(record(store, tag, id)?.map(|(_, code)| code))
 }
 
 /// The dimension of a scope's stored vectors, read from its first readable record (None when

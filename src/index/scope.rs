@@ -261,11 +261,8 @@ impl Points {
     pub fn install(&mut self, snap: Snapshot, graph: Graph, saved: Option<Saved>) -> (Arc<Graph>, Vec<u64>) {
         let n = snap.ids.len();
         let same = |s: &Saved| s.dim == snap.dim && s.graph.len() == n && s.ids.as_slice() == snap.ids.as_slice();
-        let (ids, codes, graph) = match saved {
-            Some(s) if same(&s) => match s.codes {
-                Some(codes) => (s.ids, codes, s.graph),
-                None => (Slab::Heap(snap.ids), Slab::Heap(snap.codes), graph),
-            },
+        let (ids, codes, graph) = match saved.filter(same) {
+            Some(Saved { ids, codes: Some(codes), graph: mapped, .. }) => (ids, codes, mapped),
             _ => (Slab::Heap(snap.ids), Slab::Heap(snap.codes), graph),
         };
         let mut next = Points { dim: snap.dim, ids, codes, graph: Arc::new(graph), live: n, ..Points::default() };
