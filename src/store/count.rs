@@ -35,6 +35,11 @@ pub(super) struct Counts {
     batches: [AtomicUsize; COUNTED.len()],
 }
 
+/// A count moved by `by` records (an unknown one stays unknown).
+fn plus(count: i64, by: i64) -> i64 {
+    if count == UNKNOWN { count } else { (count + by).max(0) }
+}
+
 fn key(tree: TreeName) -> Vec<u8> {
     Key::new().text("count").text(tree.0).into_bytes()
 }
@@ -121,17 +126,14 @@ impl Counts {
         let Some(i) = self.slot(tree) else { return };
         let _one = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         let _ = self.batches[i].fetch_update(Ordering::AcqRel, Ordering::Acquire, |b| b.checked_sub(1));
-        let v = self.n[i].load(Ordering::Acquire);
-        if v != UNKNOWN {
-            self.n[i].store((v + added).max(0), Ordering::Release);
-        }
+        self.n[i].store(plus(self.n[i].load(Ordering::Acquire), added), Ordering::Release);
         self.write(tree, i);
     }
 
     /// Adds `by` records to a known count.
     pub(super) fn add(&self, tree: TreeName, by: i64) {
         if by != 0 {
-            self.change(tree, |v| if v == UNKNOWN { v } else { (v + by).max(0) });
+            self.change(tree, |v| plus(v, by));
         }
     }
 

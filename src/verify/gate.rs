@@ -148,7 +148,7 @@ const ONE_AS_PRONOUN_BEFORE: &[&str] = &["of", "another", "by", "liners", "liner
 const ALL_WORDS: &[&str] = &["all", "every"];
 
 fn says_all(text: &str) -> bool {
-    tokens(text).iter().any(|w| ALL_WORDS.contains(&w.to_lowercase().as_str()))
+    words(text).iter().any(|w| ALL_WORDS.contains(&w.as_str()))
 }
 
 /// The numbers and versions a text mentions: tokens with a digit (a leading `v` dropped) and

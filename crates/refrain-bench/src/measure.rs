@@ -76,9 +76,7 @@ pub fn machine() -> String {
 
 /// Resident memory now (VmRSS) of a process in MiB, from /proc.
 pub fn rss_mib(pid: u32) -> Option<f64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb: f64 = s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
+    status_mib(pid, "VmRSS:")
 }
 
 /// One line of /proc/PID/status in MiB (`field` with its colon, e.g. "RssAnon:").
@@ -90,7 +88,5 @@ pub fn status_mib(pid: u32, field: &str) -> Option<f64> {
 
 /// Peak resident memory of a process (VmHWM), MiB.
 pub fn peak_rss_mib(pid: u32) -> Option<f64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb: f64 = s.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
+    status_mib(pid, "VmHWM:")
 }
