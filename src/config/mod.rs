@@ -5,6 +5,7 @@
 //! the user's `refrain trust` records, and `refrain config` prints the resolved values, where each
 //! came from and what was refused.
 
+mod dotted;
 pub mod keys;
 mod matching;
 mod model;

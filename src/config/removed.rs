@@ -2,8 +2,8 @@
 //! naming the key, where it was set and what to do instead, rather than being silently ignored:
 //! a user who tuned a removed key would otherwise believe it still does something.
 
-use super::Error;
-use toml::{Table, Value};
+use super::{Error, dotted};
+use toml::Table;
 
 /// A removed key and what to do instead.
 pub struct Removed {
@@ -32,20 +32,11 @@ pub const REMOVED: &[Removed] = &[
 /// flag that held it.
 pub fn check(table: &Table, origin: &str) -> Result<(), Error> {
     for r in REMOVED {
-        if lookup(table, r.key).is_some() {
+        if dotted::get(table, r.key).is_some() {
             return Err(Error::Removed { origin: origin.to_string(), key: r.key, instead: r.instead });
         }
     }
     Ok(())
-}
-
-fn lookup<'a>(table: &'a Table, dotted: &str) -> Option<&'a Value> {
-    let mut parts = dotted.split('.');
-    let mut cur = table.get(parts.next()?)?;
-    for part in parts {
-        cur = cur.as_table()?.get(part)?;
-    }
-    Some(cur)
 }
 
 #[cfg(test)]

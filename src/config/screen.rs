@@ -5,6 +5,7 @@
 //! Unknown keys are left in so that deserialising reports them with the file named, as for any
 //! other file.
 
+use super::dotted;
 use super::keys::{self, Level};
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
@@ -38,7 +39,7 @@ pub fn screen(table: Table, file: &Path, trusted: bool, base: impl Fn(&str) -> O
     let mut refused = Vec::new();
     for (key, value) in leaves {
         match verdict(&key, &value, trusted, &base) {
-            None => insert(&mut kept, &key, value),
+            None => dotted::set(&mut kept, &key, value),
             Some(reason) => refused.push(Refused { key, file: file.to_path_buf(), reason }),
         }
     }
@@ -95,18 +96,6 @@ fn flatten(table: Table, prefix: String, out: &mut Vec<(String, Value)>) {
             other => out.push((key, other)),
         }
     }
-}
-
-fn insert(table: &mut Table, dotted: &str, value: Value) {
-    let mut parts: Vec<&str> = dotted.split('.').collect();
-    let Some(last) = parts.pop() else { return };
-    let mut t = table;
-    for part in parts {
-        let entry = t.entry(part.to_string()).or_insert_with(|| Value::Table(Table::new()));
-        let Value::Table(inner) = entry else { return };
-        t = inner;
-    }
-    t.insert(last.to_string(), value);
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! parsed with the `toml` crate refrain already uses, so the project file can be screened as a
 //! table before it becomes a layer.
 
+use super::dotted;
 use super::screen::screen;
 use super::trust::{TrustDb, digest};
 use super::{Config, Error, Overrides};
@@ -112,7 +113,7 @@ pub(super) fn resolve(project_root: Option<&Path>, flags: &Overrides) -> Result<
     let mine = stack(&defaults, &user, &[], &late);
     let user_config: Config = extract(&mine)?;
     let mine_table: Table = mine.extract().unwrap_or_default();
-    let base = |key: &str| lookup(&mine_table, key);
+    let base = |key: &str| dotted::get(&mine_table, key).cloned();
 
     let (mut project, mut refused, mut files) = (Vec::new(), Vec::new(), Vec::new());
     if let Some(root) = project_root {
@@ -177,7 +178,7 @@ fn env_layers() -> Vec<Layer> {
         .filter_map(|(var, raw)| {
             let key = env_key(&var)?;
             let mut table = Table::new();
-            set(&mut table, &key, parse_scalar(&raw));
+            dotted::set(&mut table, &key, parse_scalar(&raw));
             Some(Layer { source: Source::Env(var), table })
         })
         .collect()
@@ -194,7 +195,7 @@ fn flag_layers(flags: &Overrides) -> Vec<Layer> {
     .into_iter()
     .filter_map(|(flag, key, value)| {
         let mut table = Table::new();
-        set(&mut table, key, Value::String(value?));
+        dotted::set(&mut table, key, Value::String(value?));
         Some(Layer { source: Source::Flag(flag.into()), table })
     })
     .collect()
@@ -215,27 +216,6 @@ fn parse_scalar(raw: &str) -> Value {
         .ok()
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| Value::String(raw.to_string()))
-}
-
-fn set(base: &mut Table, dotted: &str, value: Value) {
-    let mut parts: Vec<&str> = dotted.split('.').collect();
-    let Some(last) = parts.pop() else { return };
-    let mut table = base;
-    for part in parts {
-        let entry = table.entry(part.to_string()).or_insert_with(|| Value::Table(Table::new()));
-        let Value::Table(t) = entry else { return };
-        table = t;
-    }
-    table.insert(last.to_string(), value);
-}
-
-fn lookup(table: &Table, dotted: &str) -> Option<Value> {
-    let mut parts = dotted.split('.');
-    let mut cur = table.get(parts.next()?)?;
-    for part in parts {
-        cur = cur.as_table()?.get(part)?;
-    }
-    Some(cur.clone())
 }
 
 /// Every leaf of the merged configuration with its value and the layer that set it.
