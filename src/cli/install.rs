@@ -86,8 +86,8 @@ fn recorded_env(global: &GlobalArgs) -> anyhow::Result<Vec<(String, String)>> {
 fn finish(opts: &Options, edits: &[FileEdit], dry_run: bool, done: &str) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     let agents: Vec<&str> = match &opts.only {
-        Some(list) => list.iter().map(|a| a.name()).collect(),
-        None => Agent::ALL.iter().filter(|a| a.present(&opts.home)).map(|a| a.name()).collect(),
+        Some(list) => list.iter().map(|a| a.arg()).collect(),
+        None => Agent::ALL.into_iter().filter(|&a| integrate::present(a, &opts.home)).map(Agent::arg).collect(),
     };
     if agents.is_empty() && edits.is_empty() {
         writeln!(
@@ -112,7 +112,7 @@ fn finish(opts: &Options, edits: &[FileEdit], dry_run: bool, done: &str) -> anyh
             (Change::Delete, true) => "would delete",
             (Change::Delete, false) => "deleted",
         };
-        writeln!(out, "{verb} {} ({})", e.path.display(), e.agent.name())?;
+        writeln!(out, "{verb} {} ({})", e.path.display(), e.agent.arg())?;
         if e.make_backup {
             writeln!(out, "  backup: {}", backup_name(&e.path).display())?;
         }

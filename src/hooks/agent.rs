@@ -4,7 +4,8 @@
 
 use super::Error;
 
-/// The agent sending the hook.
+/// The agent sending the hook; also the agents `refrain install` registers with (`integrate`), so
+/// a hook command it writes names its agent the way `parse` reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
     /// Claude Code.
@@ -31,7 +32,7 @@ impl Agent {
         Agent::ALL.into_iter().find(|a| a.arg() == s).ok_or_else(|| Error::Unknown(s.to_string()))
     }
 
-    /// The name used on the `refrain hook` command line.
+    /// The short name: on the `refrain hook` command line and in `refrain install --only`.
     pub fn arg(self) -> &'static str {
         match self {
             Agent::Claude => "claude",

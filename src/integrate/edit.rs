@@ -87,7 +87,7 @@ fn render(doc: &Doc) -> Vec<u8> {
 
 fn add(target: &Target, doc: &mut Doc, opts: &Options) -> Result<(), Error> {
     let shape = |key| Error::Shape { path: target.path.clone(), key };
-    let command = |event: &str| hook_command(&opts.command, target.agent.name(), event, &opts.env);
+    let command = |event: &str| hook_command(&opts.command, target.agent.arg(), event, &opts.env);
     match (&target.kind, doc) {
         (Kind::McpJson(entry), Doc::Json(v)) => mcp::add_json(v, entry).map_err(shape),
         (Kind::McpToml, Doc::Toml(d)) => mcp::add_toml(d, &opts.command, &opts.env).map_err(shape),

@@ -14,7 +14,7 @@ mod plugin;
 mod targets;
 
 pub use edit::{Change, FileEdit, apply};
-pub use targets::{Agent, Scope};
+pub use targets::{Agent, Scope, present};
 
 use std::path::PathBuf;
 
@@ -116,14 +116,14 @@ pub fn plan_uninstall(opts: &Options) -> Result<Vec<FileEdit>, Error> {
 fn agents_for(opts: &Options, install: bool) -> Vec<Agent> {
     match &opts.only {
         Some(list) => list.clone(),
-        None if install => Agent::ALL.into_iter().filter(|a| a.present(&opts.home)).collect(),
+        None if install => Agent::ALL.into_iter().filter(|&a| targets::present(a, &opts.home)).collect(),
         None => Agent::ALL.to_vec(),
     }
 }
 
 /// Parses `claude,codex,cursor`.
 pub fn parse_agents(list: &str) -> Result<Vec<Agent>, Error> {
-    list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(Agent::parse).collect()
+    list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(targets::parse).collect()
 }
 
 /// The hook command line for one agent and event, quoting the binary path when needed. Recorded
@@ -150,7 +150,7 @@ pub fn is_refrain_hook(command: &str) -> bool {
     let bin = bin.trim().trim_matches('\'');
     let ours = bin == "refrain" || bin.ends_with("/refrain");
     let agent = rest.split_whitespace().next().unwrap_or_default();
-    ours && crate::hooks::Agent::parse(agent).is_ok()
+    ours && Agent::parse(agent).is_ok()
 }
 
 #[cfg(test)]

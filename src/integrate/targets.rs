@@ -1,25 +1,10 @@
-//! Which agents exist, and which files register refrain with each of them in each scope.
+//! Which files register refrain with each agent in each scope. The agents are the hooks' own
+//! (`hooks::Agent`): a registered hook names its agent as `refrain hook` parses it.
 
 use super::{Error, Options};
+pub use crate::hooks::Agent;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-
-/// A coding agent refrain registers with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Agent {
-    /// Claude Code.
-    Claude,
-    /// Codex CLI.
-    Codex,
-    /// Gemini CLI.
-    Gemini,
-    /// Qwen Code.
-    Qwen,
-    /// opencode.
-    Opencode,
-    /// Cursor.
-    Cursor,
-}
 
 /// User-wide or per-project registration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -79,40 +64,22 @@ pub struct Target {
     pub kind: Kind,
 }
 
-impl Agent {
-    /// Every agent, in a stable order.
-    pub const ALL: [Agent; 6] =
-        [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Qwen, Agent::Opencode, Agent::Cursor];
+/// Parses an agent's short name (as `refrain hook` takes it).
+pub fn parse(s: &str) -> Result<Agent, Error> {
+    Agent::parse(s).map_err(|_| Error::UnknownAgent(s.to_string()))
+}
 
-    /// The agent's short name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-            Agent::Qwen => "qwen",
-            Agent::Opencode => "opencode",
-            Agent::Cursor => "cursor",
-        }
-    }
-
-    /// Parses a short name.
-    pub fn parse(s: &str) -> Result<Agent, Error> {
-        Agent::ALL.into_iter().find(|a| a.name() == s).ok_or_else(|| Error::UnknownAgent(s.to_string()))
-    }
-
-    /// True when the agent's config directory or binary exists on this machine.
-    pub fn present(self, home: &Path) -> bool {
-        let dir = match self {
-            Agent::Claude => claude_dir(home),
-            Agent::Codex => codex_dir(home),
-            Agent::Gemini => home.join(".gemini"),
-            Agent::Qwen => home.join(".qwen"),
-            Agent::Opencode => opencode_dir(home),
-            Agent::Cursor => home.join(".cursor"),
-        };
-        dir.exists() || (self == Agent::Claude && claude_json(home).exists()) || on_path(self.name())
-    }
+/// True when the agent's config directory or binary exists on this machine.
+pub fn present(agent: Agent, home: &Path) -> bool {
+    let dir = match agent {
+        Agent::Claude => claude_dir(home),
+        Agent::Codex => codex_dir(home),
+        Agent::Gemini => home.join(".gemini"),
+        Agent::Qwen => home.join(".qwen"),
+        Agent::Opencode => opencode_dir(home),
+        Agent::Cursor => home.join(".cursor"),
+    };
+    dir.exists() || (agent == Agent::Claude && claude_json(home).exists()) || on_path(agent.arg())
 }
 
 fn claude_dir(home: &Path) -> PathBuf {
