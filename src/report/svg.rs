@@ -5,6 +5,7 @@
 //! deterministic, styleable from the page's CSS and readable in a test. Every label is escaped.
 
 use super::model::Day;
+use super::text::clip_left;
 use std::fmt::Write;
 
 const W: f64 = 760.0;
@@ -136,7 +137,7 @@ pub fn hbars(id: &str, title: &str, rows: &[Row]) -> String {
             r#"<text class="label" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
             label_w - 8.0,
             y + 15.0,
-            esc(&shorten(&r.label, 44))
+            esc(&clip_left(&r.label, 44))
         );
         let _ = write!(
             o,
@@ -171,11 +172,6 @@ pub fn esc(s: &str) -> String {
         }
     }
     o
-}
-
-fn shorten(s: &str, n: usize) -> String {
-    let c = s.chars().count();
-    if c > n { format!("…{}", s.chars().skip(c - n + 1).collect::<String>()) } else { s.to_string() }
 }
 
 #[cfg(test)]

@@ -151,8 +151,8 @@ fn clip(s: &str, n: usize) -> String {
     if s.chars().count() > n { format!("{}…", s.chars().take(n - 1).collect::<String>()) } else { s.to_string() }
 }
 
-/// Keeps the end of a path, which says most.
-fn clip_left(s: &str, n: usize) -> String {
+/// Keeps the end of a path, which says most (also the charts' labels).
+pub(super) fn clip_left(s: &str, n: usize) -> String {
     let c = s.chars().count();
     if c > n { format!("…{}", s.chars().skip(c - n + 1).collect::<String>()) } else { s.to_string() }
 }
