@@ -362,16 +362,7 @@ mod tests {
             remove(&store, "b").unwrap();
             store.flush().unwrap();
         }
-        // sled's flusher may hold the lock a moment after the last handle goes.
-        let store = (0..200)
-            .find_map(|_| match Store::open(dir.path()) {
-                Err(store::Error::Locked { .. }) => {
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                    None
-                }
-                other => Some(other.unwrap()),
-            })
-            .unwrap();
+        let store = Store::open_when_free(dir.path(), std::time::Duration::from_secs(10)).unwrap();
         assert_eq!(usage(&store, "a").unwrap().unwrap().hits, 1);
         assert!(usage(&store, "b").unwrap().is_none());
         assert_eq!(store.len(trees::RESPONSE_LRU).unwrap(), 1);

@@ -180,19 +180,13 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::store::{Error, Store, trees};
+    use crate::store::{Store, trees};
     use std::path::Path;
 
     /// Opens the store again; sled's background flusher may hold the lock a moment after the last
     /// handle goes, longer on a loaded machine.
     fn reopen(dir: &Path) -> Store {
-        for _ in 0..200 {
-            match Store::open(dir) {
-                Err(Error::Locked { .. }) => std::thread::sleep(std::time::Duration::from_millis(50)),
-                other => return other.unwrap(),
-            }
-        }
-        panic!("store still locked 10 s after its last handle was dropped");
+        Store::open_when_free(dir, std::time::Duration::from_secs(10)).unwrap()
     }
 
     #[test]

@@ -96,6 +96,22 @@ impl Store {
         Self::open_as(dir, !plain_format(dir))
     }
 
+    /// Opens the store, waiting up to `wait` while it is locked: sled's background flusher holds
+    /// the lock a moment after the last handle goes (a server that just exited, a dropped store),
+    /// longer on a loaded machine. Sleeps the thread between attempts: for the command line,
+    /// benchmarks and tests, never a request.
+    pub fn open_when_free(dir: &Path, wait: std::time::Duration) -> Result<Store> {
+        let started = std::time::Instant::now();
+        loop {
+            match Store::open(dir) {
+                Err(Error::Locked { .. }) if started.elapsed() < wait => {
+                    std::thread::sleep(std::time::Duration::from_millis(50))
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// Opens (or creates) a store without compression (what stores created before compression
     /// hold; benchmarks compare the two). Fails on a compressed store.
     pub fn open_uncompressed(dir: &Path) -> Result<Store> {
@@ -424,6 +440,21 @@ mod tests {
     }
 
     #[test]
+    fn a_locked_store_opens_once_its_holder_lets_go_and_not_after_the_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = Store::open(dir.path()).unwrap();
+        let short = Store::open_when_free(dir.path(), std::time::Duration::ZERO);
+        assert!(matches!(short, Err(Error::Locked { .. })), "{:?}", short.err());
+        let holder = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            drop(held);
+        });
+        let s = Store::open_when_free(dir.path(), std::time::Duration::from_secs(30)).unwrap();
+        s.put(trees::META, b"k", &"v".to_string()).unwrap();
+        holder.join().unwrap();
+    }
+
+    #[test]
     fn values_survive_reopen_after_flush() {
         let dir = tempfile::tempdir().unwrap();
         {
@@ -447,16 +478,7 @@ mod tests {
             db.flush().unwrap();
         }
         assert!(plain_format(dir.path()));
-        // sled's flusher may hold the lock a moment after the last handle goes.
-        let s = (0..200)
-            .find_map(|_| match Store::open(dir.path()) {
-                Err(Error::Locked { .. }) => {
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                    None
-                }
-                other => Some(other.unwrap()),
-            })
-            .unwrap();
+        let s = Store::open_when_free(dir.path(), std::time::Duration::from_secs(10)).unwrap();
         assert_eq!(s.get::<String>(trees::META, b"k").unwrap().as_deref(), Some("old"));
         s.put(trees::META, b"n", &"new".to_string()).unwrap();
         s.flush().unwrap();

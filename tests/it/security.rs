@@ -101,16 +101,8 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Every key and value of every tree of the store in `db`, end to end.
 fn stored_records(db: &Path) -> Vec<u8> {
-    use refrain::store::{Error, Store, trees};
-    let store = (0..200)
-        .find_map(|_| match Store::open(db) {
-            Err(Error::Locked { .. }) => {
-                std::thread::sleep(Duration::from_millis(50));
-                None
-            }
-            other => Some(other.unwrap()),
-        })
-        .expect("the store is still locked 10 s after the server exited");
+    use refrain::store::{Store, trees};
+    let store = Store::open_when_free(db, Duration::from_secs(10)).expect("the store opens once the server exited");
     let mut out = Vec::new();
     for t in trees::ALL {
         store

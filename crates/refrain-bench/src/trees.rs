@@ -19,18 +19,10 @@ pub struct Share {
 /// Opens the store in `dir` (waiting up to 30 s for a server that just exited to let go of it)
 /// and sums every tree; returns the shares, biggest first, and sled's size on disk.
 pub fn shares(dir: &Path) -> anyhow::Result<(Vec<Share>, u64)> {
-    let mut store = None;
-    for _ in 0..600 {
-        match Store::open(dir) {
-            Ok(s) => {
-                store = Some(s);
-                break;
-            }
-            Err(refrain::store::Error::Locked { .. }) => std::thread::sleep(std::time::Duration::from_millis(50)),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let store = store.ok_or_else(|| anyhow::anyhow!("store still locked 30 s after its server exited"))?;
+    let store = Store::open_when_free(dir, std::time::Duration::from_secs(30)).map_err(|e| match e {
+        refrain::store::Error::Locked { .. } => anyhow::anyhow!("store still locked 30 s after its server exited"),
+        e => e.into(),
+    })?;
     let mut out = Vec::new();
     for t in &trees::ALL {
         let (mut records, mut bytes) = (0usize, 0u64);
