@@ -215,18 +215,30 @@ impl VectorIndex {
     /// Runs `work` on a thread of its own at the lowest priority, counted as background work
     /// (`wait_idle`); inline if no thread can start.
     fn in_background(&self, slot: &Arc<Slot>, name: &str, work: fn(&VectorIndex, &Arc<Slot>)) {
-        let (index, s) = (self.clone(), slot.clone());
-        self.0.builds_running.fetch_add(1, Ordering::AcqRel);
-        let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
+        let s = slot.clone();
+        let spawned = self.spawn_counted(name, move |index| {
             crate::threads::lower_this_thread();
-            work(&index, &s);
-            index.0.builds_running.fetch_sub(1, Ordering::AcqRel);
+            work(index, &s);
         });
         if let Err(e) = spawned {
-            self.0.builds_running.fetch_sub(1, Ordering::AcqRel);
             tracing::debug!(error = %e, name, "index background thread not started; running inline");
             work(self, slot);
         }
+    }
+
+    /// Starts `work` on a thread of its own, counted as background work (`wait_idle`) until it
+    /// returns. When no thread can start, nothing ran and nothing stays counted.
+    fn spawn_counted(&self, name: &str, work: impl FnOnce(&VectorIndex) + Send + 'static) -> std::io::Result<()> {
+        let index = self.clone();
+        self.0.builds_running.fetch_add(1, Ordering::AcqRel);
+        let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
+            work(&index);
+            index.0.builds_running.fetch_sub(1, Ordering::AcqRel);
+        });
+        if spawned.is_err() {
+            self.0.builds_running.fetch_sub(1, Ordering::AcqRel);
+        }
+        spawned.map(drop)
     }
 
     /// Rewrites a scope loaded from a file of an older format in the current one, then serves its
@@ -460,15 +472,13 @@ impl VectorIndex {
         let wants =
             slot.points.read().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|p| p.wants_build(HNSW_MIN));
         if wants && !slot.building.swap(true, Ordering::AcqRel) {
-            let (inner, slot) = (self.0.clone(), slot.clone());
-            inner.builds_running.fetch_add(1, Ordering::AcqRel);
-            let spawned = std::thread::Builder::new().name("refrain-index-build".into()).spawn(move || {
-                build::run(&inner, &slot, graph::EF_CONSTRUCTION, build::Priority::Background);
-                inner.builds_running.fetch_sub(1, Ordering::AcqRel);
+            let slot = slot.clone();
+            // Not lowered here: the build's own pool runs at the lowest priority (`build`).
+            let spawned = self.spawn_counted("refrain-index-build", move |index| {
+                build::run(&index.0, &slot, graph::EF_CONSTRUCTION, build::Priority::Background);
             });
             if let Err(e) = spawned {
                 tracing::warn!(error = %e, "index build not started; lookups stay exact");
-                self.0.builds_running.fetch_sub(1, Ordering::AcqRel);
             }
         }
     }
