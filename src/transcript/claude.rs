@@ -34,17 +34,7 @@ impl Reader {
     /// An empty reader.
     pub(super) fn new() -> Reader {
         Reader {
-            t: Transcript {
-                format: Format::ClaudeCode,
-                provider: Provider::Anthropic,
-                lines: 0,
-                bad_lines: 0,
-                turns: Vec::new(),
-                compactions: Vec::new(),
-                sidechain_messages: 0,
-                segments: vec![vec![]],
-                system: None,
-            },
+            t: Transcript::empty(Format::ClaudeCode, Provider::Anthropic),
             logged_mode: false,
             shapes: HashMap::new(),
             blobs: HashMap::new(),

@@ -21,17 +21,7 @@ impl Reader {
     /// An empty reader.
     pub(super) fn new() -> Reader {
         Reader {
-            t: Transcript {
-                format: Format::Codex,
-                provider: Provider::OpenAiResponses,
-                lines: 0,
-                bad_lines: 0,
-                turns: Vec::new(),
-                compactions: Vec::new(),
-                sidechain_messages: 0,
-                segments: vec![vec![]],
-                system: None,
-            },
+            t: Transcript::empty(Format::Codex, Provider::OpenAiResponses),
             model: String::new(),
             open: false,
             after_compaction: false,

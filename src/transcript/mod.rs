@@ -178,6 +178,21 @@ pub struct Transcript {
 const PARSED_PER_BYTE: usize = 4;
 
 impl Transcript {
+    /// Nothing read yet: no turns, and one open segment for the first messages.
+    fn empty(format: Format, provider: Provider) -> Transcript {
+        Transcript {
+            format,
+            provider,
+            lines: 0,
+            bad_lines: 0,
+            turns: Vec::new(),
+            compactions: Vec::new(),
+            sidechain_messages: 0,
+            segments: vec![vec![]],
+            system: None,
+        }
+    }
+
     /// Reads a transcript file after checking it against `access`, line by line.
     pub fn open(path: &Path, access: &Access) -> Result<Transcript, Error> {
         let path = access.check(path)?;
