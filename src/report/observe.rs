@@ -118,14 +118,7 @@ impl Observer {
         let s = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or_default();
         match s("type") {
             "message" if s("role") == "user" => {
-                let text: Vec<&str> = p
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|c| c.get("text").and_then(Value::as_str))
-                    .collect();
-                seen.prompt = prompt_text(&text.join("\n"));
+                seen.prompt = prompt_text(&crate::transcript::part_texts(p.get("content")));
             }
             "function_call" => {
                 let args = match p.get("arguments") {

@@ -152,6 +152,18 @@ fn is_model_output(p: &Value) -> bool {
     }
 }
 
+/// The `text` of each part of a Responses item's list (a message's `content`, a reasoning's
+/// `summary`, a tool output's parts), one per line; empty when it is not a list.
+pub fn part_texts(parts: Option<&Value>) -> String {
+    let texts: Vec<&str> = parts
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("text").and_then(Value::as_str))
+        .collect();
+    texts.join("\n")
+}
+
 /// Converts Responses input items to Anthropic-shaped messages (for compaction).
 pub fn to_messages(items: &[Value]) -> Vec<Value> {
     let mut out = Vec::new();
@@ -160,14 +172,7 @@ pub fn to_messages(items: &[Value]) -> Vec<Value> {
         match it.get("type").and_then(Value::as_str) {
             Some("message") => {
                 let role = if s("role") == "assistant" { "assistant" } else { "user" };
-                let text: Vec<&str> = it
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|c| c.get("text").and_then(Value::as_str))
-                    .collect();
-                push_merged(&mut out, role, vec![json!({"type": "text", "text": text.join("\n")})]);
+                push_merged(&mut out, role, vec![json!({"type": "text", "text": part_texts(it.get("content"))})]);
             }
             Some("function_call" | "custom_tool_call" | "local_shell_call") => {
                 let args = it
@@ -189,11 +194,7 @@ pub fn to_messages(items: &[Value]) -> Vec<Value> {
             Some("function_call_output" | "custom_tool_call_output" | "local_shell_call_output") => {
                 let content = match it.get("output") {
                     Some(Value::String(o)) => o.clone(),
-                    Some(Value::Array(parts)) => parts
-                        .iter()
-                        .filter_map(|c| c.get("text").and_then(Value::as_str))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
+                    Some(parts @ Value::Array(_)) => part_texts(Some(parts)),
                     Some(other) => other.to_string(),
                     None => String::new(),
                 };
@@ -204,14 +205,8 @@ pub fn to_messages(items: &[Value]) -> Vec<Value> {
                 );
             }
             Some("reasoning") => {
-                let text: Vec<&str> = it
-                    .get("summary")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|c| c.get("text").and_then(Value::as_str))
-                    .collect();
-                push_merged(&mut out, "assistant", vec![json!({"type": "thinking", "thinking": text.join("\n")})]);
+                let thinking = part_texts(it.get("summary"));
+                push_merged(&mut out, "assistant", vec![json!({"type": "thinking", "thinking": thinking})]);
             }
             _ => {}
         }

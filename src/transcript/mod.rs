@@ -12,6 +12,7 @@ pub mod session;
 mod stream;
 
 pub use access::Access;
+pub use codex::part_texts;
 pub use session::{SessionReport, explain_session};
 pub use stream::Stream;
 
