@@ -16,11 +16,12 @@
 //!   LocalDateTime"), nor a language, platform or tool for another, nor a day for another
 //!   ("... today" is not "... tomorrow"; `terms`).
 //!
-//! Which gates run for results is `RESULT_GATES`, chosen on the development figures of
-//! `refrain-bench calibrate --compare-gates`. Plans compare values and opposite words themselves
-//! on masked text (`plan::coverage`) and run `PLAN_GATES` on the two masked tasks: the same
-//! gates, since what they read (another tool, an opposite action, another term, a reversed
-//! direction) are words that masking keeps.
+//! Which gates run is `GATES`, chosen for results on the development figures of `refrain-bench
+//! calibrate --compare-gates`. Plans compare values and opposite words themselves on masked text
+//! (`plan::coverage`) and run the same `GATES` on the two masked tasks, since what they read
+//! (another tool, an opposite action, another term, a reversed direction) are words that masking
+//! keeps. The order decides only which gate a refusal is reported under (the first that refuses),
+//! never whether a pair is refused.
 
 use super::terms;
 use super::words::{tokens, words};
@@ -53,16 +54,13 @@ pub enum Gate {
     Day,
 }
 
-/// The gates lookups of results run (besides the floor), in order.
-pub const RESULT_GATES: &[Gate] =
+/// The gates lookups run (besides the floor), in the order a refusal is named: on results, and
+/// on the two masked tasks of plans ("move ... asking before overwriting" is not "move ...
+/// without asking before overwriting"; "add <name> with yarn" is not "... with npm"). On the
+/// plans' development families (coding, and a seeded sample of 110 shell families, stored both
+/// ways) the gates added after negation refused 4 candidates, all wrong, and no paraphrase.
+pub const GATES: &[Gate] =
     &[Gate::Values, Gate::Negation, Gate::Direction, Gate::Quoted, Gate::Opposite, Gate::Term, Gate::Tool, Gate::Day];
-
-/// The gates lookups of plans run on the two masked tasks ("move ... asking before overwriting"
-/// is not "move ... without asking before overwriting"; "add <name> with yarn" is not "... with
-/// npm"). On the development families (coding, and a seeded sample of 110 shell families, stored
-/// both ways) the gates added after negation refused 4 candidates, all wrong, and no paraphrase.
-pub const PLAN_GATES: &[Gate] =
-    &[Gate::Negation, Gate::Values, Gate::Direction, Gate::Quoted, Gate::Opposite, Gate::Term, Gate::Tool, Gate::Day];
 
 impl Gate {
     /// The reason in words (also how evaluation records name the gate).

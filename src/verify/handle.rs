@@ -226,7 +226,7 @@ impl VerifyHandle {
         score_all: bool,
         ask_llm: bool,
     ) -> Vec<Assessed> {
-        let gates: Vec<Option<Gate>> = cands.iter().map(|c| gate_of(kind, query, c)).collect();
+        let gates: Vec<Option<Gate>> = cands.iter().map(|c| gate_of(query, c)).collect();
         let exact: Vec<bool> = cands.iter().map(|c| text::same(query, c.stored)).collect();
         if score_all {
             self.load_on_demand();
@@ -382,12 +382,11 @@ impl VerifyHandle {
     }
 }
 
-fn gate_of(kind: Kind, query: &str, c: &Candidate<'_>) -> Option<Gate> {
+fn gate_of(query: &str, c: &Candidate<'_>) -> Option<Gate> {
     if text::same(query, c.stored) {
         return None;
     }
-    let gates: &[Gate] = if kind == Kind::Result { gate::RESULT_GATES } else { gate::PLAN_GATES };
-    gates.iter().copied().find(|g| g.refuses(query, c.stored)).or((c.cosine < gate::FLOOR).then_some(Gate::Floor))
+    gate::GATES.iter().copied().find(|g| g.refuses(query, c.stored)).or((c.cosine < gate::FLOOR).then_some(Gate::Floor))
 }
 
 async fn score(model: Arc<CrossEncoder>, query: String, texts: Vec<(String, f32)>) -> Result<Vec<f32>, Error> {
@@ -447,10 +446,10 @@ fn load_calibration(dir: Option<&Path>) -> (Calibration, String) {
 
 #[cfg(test)]
 mod tests {
-    use super::{Candidate, Gate, Kind, gate_of};
+    use super::{Candidate, Gate, gate_of};
 
-    fn gate(kind: Kind, query: &str, stored: &str) -> Option<Gate> {
-        gate_of(kind, query, &Candidate { stored, cosine: 0.95, bias: 0.0 })
+    fn gate(query: &str, stored: &str) -> Option<Gate> {
+        gate_of(query, &Candidate { stored, cosine: 0.95, bias: 0.0 })
     }
 
     #[test]
@@ -458,15 +457,20 @@ mod tests {
         // Another language or package manager, an opposite action, another term and a reversed
         // direction survive masking (they are words, not values).
         assert_eq!(
-            gate(Kind::Plan, "add <name> as a dependency with yarn", "add <name> as a dependency with npm"),
+            gate("add <name> as a dependency with yarn", "add <name> as a dependency with npm"),
             Some(Gate::Tool)
         );
-        assert_eq!(gate(Kind::Plan, "enable <name> in <path>", "disable <name> in <path>"), Some(Gate::Opposite));
-        assert_eq!(gate(Kind::Plan, "convert a date to a string", "convert a string to a date"), Some(Gate::Direction));
-        assert_eq!(
-            gate(Kind::Plan, "parse <string> as a localdatetime", "parse <string> as a localdate"),
-            Some(Gate::Term)
-        );
+        assert_eq!(gate("enable <name> in <path>", "disable <name> in <path>"), Some(Gate::Opposite));
+        assert_eq!(gate("convert a date to a string", "convert a string to a date"), Some(Gate::Direction));
+        assert_eq!(gate("parse <string> as a localdatetime", "parse <string> as a localdate"), Some(Gate::Term));
+    }
+
+    #[test]
+    fn a_pair_two_gates_refuse_is_named_by_the_first_of_the_gates_for_plans_and_results_alike() {
+        // "one" against "every", and a negation: `Values` comes first in `GATES`.
+        let (q, s) = ("delete one branch not merged into <name>", "delete every branch merged into <name>");
+        assert!(Gate::Values.refuses(q, s) && Gate::Negation.refuses(q, s));
+        assert_eq!(gate(q, s), Some(Gate::Values));
     }
 
     #[test]
@@ -476,9 +480,9 @@ mod tests {
             ("add <path> <version> as a dependency", "depend on <path> version <version>"),
             ("Benchmark <url> for at most <number> seconds", "spend up to <number> seconds benchmarking <url>"),
         ] {
-            assert_eq!(gate(Kind::Plan, q, s), None, "{q:?} / {s:?}");
+            assert_eq!(gate(q, s), None, "{q:?} / {s:?}");
         }
         // Identical text is never gated.
-        assert_eq!(gate(Kind::Plan, "enable <name>", "enable <name>"), None);
+        assert_eq!(gate("enable <name>", "enable <name>"), None);
     }
 }

@@ -63,7 +63,7 @@ pub struct Opts {
 impl Opts {
     /// The gates the shipped binary runs.
     pub fn shipped(method: Method) -> Opts {
-        Opts { method, gates: refrain::verify::gate::RESULT_GATES }
+        Opts { method, gates: refrain::verify::gate::GATES }
     }
 
     fn refuses(&self, r: &Record, c: &crate::record::Cand) -> bool {

@@ -72,7 +72,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let (t, cpu) = (Instant::now(), thread_cpu_ms());
         let kept: Vec<(&str, f32)> = near
             .iter()
-            .filter(|(i, c)| *c >= gate::FLOOR && !gate::RESULT_GATES.iter().any(|g| g.refuses(q, &origins[*i])))
+            .filter(|(i, c)| *c >= gate::FLOOR && !gate::GATES.iter().any(|g| g.refuses(q, &origins[*i])))
             .map(|(i, c)| (origins[*i].as_str(), *c))
             .collect();
         if let Some(verifier) = &verifier {
