@@ -234,6 +234,15 @@ fn negatives(cal: &[&Record], o: Opts) -> Negatives {
     Negatives::from_scores(&scores)
 }
 
+/// Each (kind, dataset)'s calibration negatives under one method, computed once: the calibration
+/// is made of them, and every threshold of the report (a dataset's own, every dataset's, all but
+/// one's) is read from them.
+type NegativesOf<'g> = BTreeMap<&'g (String, String), Negatives>;
+
+fn negatives_of<'g>(groups: &'g Groups<'_>, o: Opts, cal_splits: &[String]) -> NegativesOf<'g> {
+    groups.iter().map(|(key, splits)| (key, negatives(&pooled(splits, cal_splits), o))).collect()
+}
+
 /// The lookup's text is a stored text.
 fn exact_text(r: &Record) -> bool {
     r.method.as_deref() == Some("exact") || r.candidates.iter().any(|c| c.exact)
@@ -252,9 +261,26 @@ fn calibrated_methods(records: &[Record], with_model: bool) -> Vec<Method> {
 }
 
 /// Builds the calibration from the records of the calibration splits (checked by
-/// `calibration_splits`).
-pub fn build(records: &[Record], verifier_sha256: Option<String>, cal_splits: &[String]) -> Calibration {
+/// `calibration_splits`): what `run` writes, in one call.
+#[cfg(test)]
+fn build(records: &[Record], verifier_sha256: Option<String>, cal_splits: &[String]) -> Calibration {
+    let groups = group(records);
     let ms = calibrated_methods(records, verifier_sha256.is_some());
+    calibration(&tables(&groups, &ms, cal_splits), verifier_sha256, cal_splits)
+}
+
+/// Each method's negatives under the shipped gates, on the splits it is calibrated on
+/// (`splits_for`): computed once, for the calibration and the report alike.
+fn tables<'g>(groups: &'g Groups<'_>, ms: &[Method], cal_splits: &[String]) -> Vec<(Method, NegativesOf<'g>)> {
+    ms.iter().map(|&m| (m, negatives_of(groups, Opts::shipped(m), &splits_for(m, cal_splits)))).collect()
+}
+
+/// The calibration made of the tables of the methods it is for (`calibrated_methods`).
+fn calibration<'t, 'g: 't>(
+    tables: impl IntoIterator<Item = &'t (Method, NegativesOf<'g>)>,
+    verifier_sha256: Option<String>,
+    cal_splits: &[String],
+) -> Calibration {
     let mut c = Calibration {
         version: 1,
         rule: rule(cal_splits),
@@ -262,25 +288,18 @@ pub fn build(records: &[Record], verifier_sha256: Option<String>, cal_splits: &[
         verifier_sha256,
         kinds: BTreeMap::new(),
     };
-    for ((kind, dataset), splits) in group(records) {
-        let cal = pooled(&splits, cal_splits);
-        if cal.is_empty() {
-            continue;
-        }
-        for &m in &ms {
-            let neg = negatives(&cal, Opts::shipped(m));
-            if neg.n == 0 {
-                continue;
-            }
-            c.kinds.entry(kind.clone()).or_default().entry(m.name().into()).or_default().insert(dataset.clone(), neg);
+    for (m, negs) in tables {
+        for ((kind, dataset), neg) in negs.iter().filter(|(_, neg)| neg.n > 0) {
+            let by_dataset = c.kinds.entry(kind.clone()).or_default().entry(m.name().into()).or_default();
+            by_dataset.insert(dataset.clone(), neg.clone());
         }
     }
     c
 }
 
-/// The records `build` needs, and nothing else: the calibration splits' negatives, each with its
-/// best candidate under every method (texts and family names removed: those candidates passed the
-/// gates already).
+/// The records the calibration needs, and nothing else: the calibration splits' negatives, each
+/// with its best candidate under every method (texts and family names removed: those candidates
+/// passed the gates already).
 pub fn minimal(records: &[Record], with_model: bool, cal_splits: &[String]) -> Vec<Record> {
     let ms = calibrated_methods(records, with_model);
     records
@@ -354,7 +373,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         None => None,
     };
     let splits = calibration_splits(&args.splits, sha.is_some())?;
-    let c = build(&records, sha, &splits);
+    // The report reads every method's negatives; the calibration, those of the methods it is for.
+    let groups = group(&records);
+    let tables = tables(&groups, &methods(&records), &splits);
+    let calibrated = calibrated_methods(&records, sha.is_some());
+    let c = calibration(tables.iter().filter(|(m, _)| calibrated.contains(m)), sha, &splits);
     if let Some(path) = &args.minimal {
         let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
         record::write(&mut out, &minimal(&records, c.verifier_sha256.is_some(), &splits))?;
@@ -365,14 +388,18 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         std::fs::write(out, serde_json::to_string_pretty(&c)? + "\n")?;
         eprintln!("wrote {}", out.display());
     }
-    report(&records, args, &splits)
+    report(&groups, &tables, args, &splits)
 }
 
-fn report(records: &[Record], args: &Args, cal_splits: &[String]) -> anyhow::Result<()> {
+fn report(
+    groups: &Groups<'_>,
+    tables: &[(Method, NegativesOf<'_>)],
+    args: &Args,
+    cal_splits: &[String],
+) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    let groups = group(records);
-    for m in methods(records) {
+    for &(m, ref negs) in tables {
         let o = Opts::shipped(m);
         let cal_splits = &splits_for(m, cal_splits);
         let cal_name = cal_splits.join("+");
@@ -382,12 +409,13 @@ fn report(records: &[Record], args: &Args, cal_splits: &[String]) -> anyhow::Res
             "| kind | dataset | calibration negatives | threshold (set by) | {cal_name}: hits right / wrong | {cal_name}: negatives served | test: hits right / wrong | test: negatives served | leave-one-out threshold | leave-one-out test: hits right / wrong | leave-one-out test: negatives served |"
         )?;
         writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|")?;
-        for ((kind, dataset), splits) in &groups {
-            let all = threshold(&groups, kind, None, o, args.rate, cal_splits);
-            let loo = threshold(&groups, kind, Some(dataset), o, args.rate, cal_splits);
+        for (key, splits) in groups {
+            let (kind, dataset) = key;
+            let all = threshold(negs, kind, None, args.rate);
+            let loo = threshold(negs, kind, Some(dataset), args.rate);
             let get = |s: &str| splits.get(s).map(Vec::as_slice).unwrap_or_default();
             let cal = pooled(splits, cal_splits);
-            let neg = negatives(&cal, o);
+            let neg = &negs[key];
             let (own, certified) = if neg.n > 0 { neg.threshold(args.rate) } else { (f32::NAN, false) };
             let (dev, test) = (measure(&cal, o, all.0), measure(get("test"), o, all.0));
             let left_out = measure(get("test"), o, loo.0);
@@ -410,7 +438,8 @@ fn report(records: &[Record], args: &Args, cal_splits: &[String]) -> anyhow::Res
         }
     }
     if args.compare_gates {
-        compare_gates(&groups, records, args.rate, cal_splits, &mut out)?;
+        let ms: Vec<Method> = tables.iter().map(|(m, _)| *m).collect();
+        compare_gates(groups, &ms, args.rate, cal_splits, &mut out)?;
     }
     Ok(())
 }
@@ -419,7 +448,7 @@ fn report(records: &[Record], args: &Args, cal_splits: &[String]) -> anyhow::Res
 /// per set).
 fn compare_gates(
     groups: &Groups<'_>,
-    records: &[Record],
+    ms: &[Method],
     rate: f64,
     cal_splits: &[String],
     out: &mut impl std::io::Write,
@@ -430,14 +459,18 @@ fn compare_gates(
         "| method | calibration splits | gates | dataset | threshold | hits right / wrong | negatives served |"
     )?;
     writeln!(out, "|---|---|---|---|---|---|---|")?;
-    for m in methods(records) {
+    // The result cache's datasets only: plans do not run these gates here (`Opts::refuses`).
+    let results: Groups<'_> =
+        groups.iter().filter(|((k, _), _)| k == "result").map(|(k, s)| (k.clone(), s.clone())).collect();
+    for &m in ms {
         let cal_splits = &splits_for(m, cal_splits);
         for &gates in GATE_SETS {
             let o = Opts { method: m, gates };
             let names: Vec<&str> = gates.iter().map(|g| g.reason()).collect();
             let names = if names.is_empty() { "none".to_string() } else { names.join("; ") };
-            for ((kind, dataset), splits) in groups.iter().filter(|((k, _), _)| k == "result") {
-                let t = threshold(groups, kind, None, o, rate, cal_splits);
+            let negs = negatives_of(&results, o, cal_splits);
+            let t = threshold(&negs, "result", None, rate);
+            for ((_, dataset), splits) in &results {
                 let dev = measure(&pooled(splits, cal_splits), o, t.0);
                 writeln!(
                     out,
@@ -455,23 +488,12 @@ fn compare_gates(
 }
 
 /// The threshold of a kind from every calibration dataset except `leave_out` (strictest wins).
-fn threshold(
-    groups: &Groups<'_>,
-    kind: &str,
-    leave_out: Option<&str>,
-    o: Opts,
-    rate: f64,
-    cal_splits: &[String],
-) -> (f32, String) {
-    groups
-        .iter()
-        .filter(|((k, d), _)| k == kind && Some(d.as_str()) != leave_out)
-        .filter_map(|((_, d), splits)| {
-            let neg = negatives(&pooled(splits, cal_splits), o);
-            (neg.n > 0).then(|| {
-                let (t, certified) = neg.threshold(rate);
-                (t, if certified { d.clone() } else { format!("{d}, uncertified") })
-            })
+fn threshold(negs: &NegativesOf<'_>, kind: &str, leave_out: Option<&str>, rate: f64) -> (f32, String) {
+    negs.iter()
+        .filter(|((k, d), neg)| k == kind && Some(d.as_str()) != leave_out && neg.n > 0)
+        .map(|((_, d), neg)| {
+            let (t, certified) = neg.threshold(rate);
+            (t, if certified { d.clone() } else { format!("{d}, uncertified") })
         })
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .unwrap_or((f32::INFINITY, "no development data".into()))
