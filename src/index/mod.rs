@@ -472,13 +472,16 @@ impl VectorIndex {
         let wants =
             slot.points.read().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|p| p.wants_build(HNSW_MIN));
         if wants && !slot.building.swap(true, Ordering::AcqRel) {
-            let slot = slot.clone();
+            let building = slot.clone();
             // Not lowered here: the build's own pool runs at the lowest priority (`build`).
             let spawned = self.spawn_counted("refrain-index-build", move |index| {
-                build::run(&index.0, &slot, graph::EF_CONSTRUCTION, build::Priority::Background);
+                build::run(&index.0, &building, graph::EF_CONSTRUCTION, build::Priority::Background);
             });
             if let Err(e) = spawned {
-                tracing::warn!(error = %e, "index build not started; lookups stay exact");
+                // No build runs, so none will clear the flag: clear it, or the scope would never
+                // be offered another build until the process restarts.
+                slot.building.store(false, Ordering::Release);
+                tracing::warn!(error = %e, "index build not started; lookups stay exact, a later insert tries again");
             }
         }
     }
