@@ -71,6 +71,9 @@ struct Outcome {
     /// A missed paraphrase whose suggestion was its own plan, accepted as an agent that judges
     /// right would accept it (`plan_lookup` with `plan_id`).
     accepted: Option<Accept>,
+    /// When that accept needed values: whether, given the member's own values for the slots
+    /// listed (matched by the stored member's values), the steps were the member's own.
+    completed: Option<bool>,
 }
 
 /// What accepting the right suggestion gave.
@@ -218,7 +221,10 @@ async fn eval(
                 continue;
             }
             let expect_hit = own.is_some();
-            let o = look(server, m, own, expect_hit, (dataset, split, id), records, verbose).await?;
+            // The stored member's values, so an accept that needs values can be given them.
+            let mut m = (*m).clone();
+            m["stored_values"] = f["members"][0]["values"].clone();
+            let o = look(server, &m, own, expect_hit, (dataset, split, id), records, verbose).await?;
             if expect_hit { t.para.push(o) } else { t.never.push(o) }
         }
         if own.is_some() {
@@ -253,9 +259,9 @@ async fn look(
     let best = out["candidates"].get(0);
     let suggestion = out["suggestion"]["plan_id"].as_str().filter(|_| !served);
     let suggested = suggestion.map(|id| Some(id) == own);
-    let accepted = match (expect_hit, suggested) {
-        (true, Some(true)) => Some(accept(server, query, own.unwrap_or_default(), &item["answer"], verbose).await?),
-        _ => None,
+    let (accepted, completed) = match (expect_hit, suggested) {
+        (true, Some(true)) => accept(server, query, own.unwrap_or_default(), item, verbose).await?,
+        _ => (None, None),
     };
     if verbose && ((served && !right) || (expect_hit && !served)) {
         let why = if served { "WRONG" } else { "MISS" };
@@ -297,24 +303,28 @@ async fn look(
             "failed": best.map(|b| b["failed"].clone()).unwrap_or(Value::Null),
             "served": served, "right": right, "refused": err, "latency_ms": ms,
             "suggestion": out["suggestion"], "suggestion_right": suggested,
-            "accepted": accepted.map(|a| format!("{a:?}").to_lowercase()),
+            "accepted": accepted.map(|a| format!("{a:?}").to_lowercase()), "completed": completed,
             "candidates": candidates,
         });
         writeln!(r, "{rec}")?;
     }
-    Ok(Outcome { served, right, ms, suggested, accepted })
+    Ok(Outcome { served, right, ms, suggested, accepted, completed })
 }
 
-/// Accepts a suggested plan for a query and judges the filled steps against the answer.
-async fn accept(server: &Server, query: &str, plan_id: &str, answer: &Value, verbose: bool) -> anyhow::Result<Accept> {
+/// Accepts a suggested plan for a query and judges the filled steps against the item's answer;
+/// when values are asked for, gives the member's own (each slot's stored example is a value of
+/// the stored member, at the same place in its `values` as the member's own value) and judges
+/// again.
+async fn accept(
+    server: &Server,
+    query: &str,
+    plan_id: &str,
+    item: &Value,
+    verbose: bool,
+) -> anyhow::Result<(Option<Accept>, Option<bool>)> {
+    let answer = &item["answer"];
     let (err, out) = server.call_raw("plan_lookup", json!({"task": query, "plan_id": plan_id})).await?;
-    let got = match (err, out["status"].as_str()) {
-        (true, _) => Accept::Refused,
-        (false, Some("needs_values")) => Accept::Unfilled,
-        (false, _) if answers_match(&out["accepted"]["steps"], answer) => Accept::Right,
-        (false, _) if out["accepted"]["caution"].is_string() => Accept::WrongCautioned,
-        (false, _) => Accept::Wrong,
-    };
+    let got = judge_accept(err, &out, answer);
     if verbose && got != Accept::Right {
         let steps = out["accepted"]["steps"].as_array().cloned().unwrap_or_default();
         let want = answer["trace"]["steps"].as_array().cloned().unwrap_or_default();
@@ -324,7 +334,32 @@ async fn accept(server: &Server, query: &str, plan_id: &str, answer: &Value, ver
             .unwrap_or_else(|| format!("{} steps, want {}; {}", steps.len(), want.len(), out["accepted"]["unfilled"]));
         eprintln!("ACCEPT {got:?} {query:?}: {}", shown.chars().take(400).collect::<String>());
     }
-    Ok(got)
+    if got != Accept::Unfilled {
+        return Ok((Some(got), None));
+    }
+    let (stored, own) = (item["stored_values"].as_array(), item["values"].as_array());
+    let mut context = serde_json::Map::new();
+    for u in out["accepted"]["unfilled"].as_array().into_iter().flatten() {
+        let at = stored.and_then(|v| v.iter().position(|x| *x == u["example"]));
+        match (u["name"].as_str(), at.and_then(|i| own.and_then(|o| o.get(i)))) {
+            (Some(name), Some(v)) => context.insert(name.to_string(), v.clone()),
+            _ => return Ok((Some(got), Some(false))),
+        };
+    }
+    let (err, out) =
+        server.call_raw("plan_lookup", json!({"task": query, "plan_id": plan_id, "context": context})).await?;
+    Ok((Some(got), Some(judge_accept(err, &out, answer) == Accept::Right)))
+}
+
+/// What an accept answered, against the member's own steps.
+fn judge_accept(err: bool, out: &Value, answer: &Value) -> Accept {
+    match (err, out["status"].as_str()) {
+        (true, _) => Accept::Refused,
+        (false, Some("needs_values")) => Accept::Unfilled,
+        (false, _) if answers_match(&out["accepted"]["steps"], answer) => Accept::Right,
+        (false, _) if out["accepted"]["caution"].is_string() => Accept::WrongCautioned,
+        (false, _) => Accept::Wrong,
+    }
 }
 
 /// The record's split as the verifier's trainer divides families: test stays test, and 30% of
@@ -367,6 +402,7 @@ fn suggestions(t: &Tally) -> Value {
         "missed_with_other_suggestion": with(&missed, false),
         "accepted_values_right": acc(Accept::Right),
         "accepted_unfilled": acc(Accept::Unfilled),
+        "unfilled_then_given_values_right": missed.iter().filter(|o| o.completed == Some(true)).count(),
         "accepted_wrongly_filled": acc(Accept::Wrong) + acc(Accept::WrongCautioned),
         "accepted_wrongly_filled_with_caution": acc(Accept::WrongCautioned),
         "accept_refused": acc(Accept::Refused),
