@@ -245,6 +245,12 @@ mod tests {
                 "suggestion": {"plan_id": "p2", "task": "Please echo hi using the MCP tool", "score": 0.8}});
             let (suggested, _) = run(agent, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, near)]);
             assert_eq!(suggested, None);
+            // An accepted suggestion is the agent's judgement, not a verified hit: never injected.
+            let accepted = json!({"status": "accepted", "accepted": {"plan_id": "p2", "score": 0.8,
+                "steps": [{"tool": "mcp__everything__echo", "inputs": {"message": "hello"}, "side_effect": false}],
+                "task": "Please echo hi using the MCP tool", "unfilled": []}});
+            let (taken, _) = run(agent, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, accepted)]);
+            assert_eq!(taken, None);
         }
     }
 

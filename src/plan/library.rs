@@ -235,6 +235,10 @@ pub struct FeedbackPolicy {
     pub failure_bias: f32,
     /// Failures in a row that quarantine the plan.
     pub quarantine_after: u32,
+    /// The agent accepted the plan from a suggestion (it judged the match, not refrain): the
+    /// outcome is counted, but the plan's threshold (bias) and its failure streak toward
+    /// quarantine are left as they are.
+    pub accepted: bool,
 }
 
 /// Highest feedback bias: beyond it no cosine or score could pass anyway.
@@ -253,11 +257,16 @@ pub fn feedback(
     let rec = update(store, id, |rec| {
         let c = &mut rec.plan.counters;
         match outcome {
+            Outcome::Success if policy.accepted => {
+                c.successes += 1;
+                c.failure_streak = 0;
+            }
             Outcome::Success => {
                 c.successes += 1;
                 c.failure_streak = 0;
                 c.bias = (c.bias / 2.0).max(0.0);
             }
+            Outcome::Failure if policy.accepted => c.failures += 1,
             Outcome::Failure => {
                 c.failures += 1;
                 c.failure_streak += 1;

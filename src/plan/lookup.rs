@@ -44,6 +44,11 @@ struct Cand {
     gate: Option<String>,
     /// The stored task's own text: only such candidates may be served for it.
     own: bool,
+    /// Beyond the nearest few: gated for an explaining lookup's report only.
+    beyond: bool,
+    /// For a candidate only a value gate refused: its verifier score when no meaning gate
+    /// refused it either (it may come back as a suggestion the agent can accept).
+    suggest_score: Option<f32>,
 }
 
 /// Looks up a plan for a task.
@@ -110,6 +115,7 @@ async fn lookup_with(
         };
         if let Some(head) = head {
             let mut c = gate(head, cosine, &new, context, caps);
+            c.beyond = beyond;
             if beyond && c.failed.is_none() {
                 c.failed = Some(("not_nearest".into(), "not among the nearest stored tasks".into()));
             }
@@ -152,7 +158,7 @@ async fn lookup_with(
     if !dry {
         stats::bump(&app.store, "plans", "misses", None, 1)?;
     }
-    let suggestion = suggest(&cands, app.config.plans.suggest_min_score, served.as_deref());
+    let suggestion = suggest(&cands, app.config.plans.suggest_min_score, served.as_deref(), caps);
     if suggestion.is_some() && !dry {
         stats::bump(&app.store, "plans", "suggestions", None, 1)?;
     }
@@ -238,6 +244,8 @@ fn gate(head: Head, cosine: Option<f32>, new: &NewTask, context: &Map<String, Va
         model_score: None,
         gate: None,
         own: false,
+        beyond: false,
+        suggest_score: None,
     };
     let fail = |stage: &str, detail: String| Some((stage.to_string(), detail));
     if let Some(why) = &c.head.quarantined {
@@ -298,12 +306,12 @@ fn polite(s: &str) -> &str {
     t.trim_end_matches(" please")
 }
 
-/// Cosines for survivors (every candidate when explaining) found without one (same text or
-/// bucket), from their stored vectors.
+/// Cosines for survivors and candidates only a value gate refused (every candidate when
+/// explaining) found without one (same text or bucket), from their stored vectors.
 fn fill_cosines(app: &App, query: Option<&[f32]>, cands: &mut [Cand], all: bool) {
     let Some(q) = query else { return };
     let Some(index) = app.index_now() else { return };
-    for c in cands.iter_mut().filter(|c| (all || c.failed.is_none()) && c.cosine.is_none()) {
+    for c in cands.iter_mut().filter(|c| (all || c.failed.is_none() || value_gated(c)) && c.cosine.is_none()) {
         if let Some(v) = c.head.vector.and_then(|id| index.stored_vector(SCOPE, id)) {
             c.cosine = Some(crate::embed::cosine(q, &v));
         }
@@ -341,9 +349,11 @@ fn nearest(
 
 /// Exact matches are accepted as they are; the others go to the verifier, one batch per
 /// distinct masked query (usually one). Explaining, the gated candidates are scored too (their
-/// decision stays the gate's).
+/// decision stays the gate's). Candidates only a value gate refused are scored for a suggestion
+/// only (without explaining, in their own batch that never asks the LLM judge).
 async fn verify(app: &App, cands: &mut [Cand], masked_new: &str, explain: bool, dry: bool) {
     let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut for_suggestion: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, c) in cands.iter_mut().enumerate() {
         if c.failed.is_some() {
             if explain && c.cosine.is_some() {
@@ -351,6 +361,8 @@ async fn verify(app: &App, cands: &mut [Cand], masked_new: &str, explain: bool, 
                     (c.masked_new, c.masked_stored) = (masked_new.to_string(), c.head.masked.clone());
                 }
                 groups.entry(c.masked_new.clone()).or_default().push(i);
+            } else if value_gated(c) && !c.beyond && c.cosine.is_some() {
+                for_suggestion.entry(c.masked_new.clone()).or_default().push(i);
             }
         } else if c.exact {
             c.verdict = Some(VerifierReport { score: 1.0, threshold: 0.0, accepted: true, method: "exact".into() });
@@ -364,14 +376,7 @@ async fn verify(app: &App, cands: &mut [Cand], masked_new: &str, explain: bool, 
         }
     }
     for (query, idx) in groups {
-        let batch: Vec<Candidate<'_>> = idx
-            .iter()
-            .map(|&i| Candidate {
-                stored: cands[i].masked_stored.as_str(),
-                cosine: cands[i].cosine.unwrap_or(0.0),
-                bias: cands[i].head.bias,
-            })
-            .collect();
+        let batch = batch_of(cands, &idx);
         let assessed = if dry {
             app.verify.assess_local(Kind::Plan, &query, &batch, explain).await
         } else {
@@ -381,6 +386,7 @@ async fn verify(app: &App, cands: &mut [Cand], masked_new: &str, explain: bool, 
             let (c, v) = (&mut cands[i], a.verdict);
             c.model_score = a.model_score;
             if c.failed.is_some() {
+                note_suggestion(c, &a);
                 continue;
             }
             c.gate = a.gate.map(|g| g.reason().to_string());
@@ -397,6 +403,46 @@ async fn verify(app: &App, cands: &mut [Cand], masked_new: &str, explain: bool, 
                 ));
             }
         }
+    }
+    for (query, idx) in for_suggestion {
+        let batch = batch_of(cands, &idx);
+        let assessed = app.verify.assess_local(Kind::Plan, &query, &batch, false).await;
+        for (&i, a) in idx.iter().zip(assessed) {
+            note_suggestion(&mut cands[i], &a);
+        }
+    }
+}
+
+/// The verifier's inputs for some candidates.
+fn batch_of<'a>(cands: &'a [Cand], idx: &[usize]) -> Vec<Candidate<'a>> {
+    idx.iter()
+        .map(|&i| Candidate {
+            stored: cands[i].masked_stored.as_str(),
+            cosine: cands[i].cosine.unwrap_or(0.0),
+            bias: cands[i].head.bias,
+        })
+        .collect()
+}
+
+/// Refused by a value gate only: the plan needs a value the task does not give
+/// (`required_slots`), which an agent that accepts the plan supplies in `context`.
+fn value_gated(c: &Cand) -> bool {
+    c.failed.as_ref().is_some_and(|f| VALUE_GATES.contains(&f.0.as_str()))
+}
+
+/// The value gates whose candidates may be suggested. Not `coverage` (a value of the task with
+/// no place in the plan, or a fixed value of the plan the task does not say): accepted, such a
+/// plan's steps keep the stored task's value, and no `context` can change that. On the coding
+/// set's development split, accepting the right plan after a `coverage` suggestion gave the
+/// member's own steps 10 times and wrong ones 37 times; after `required_slots`, 35 times the
+/// slots to give and never a wrong step.
+const VALUE_GATES: &[&str] = &["required_slots"];
+
+/// Keeps a value-gated candidate's score for a suggestion when no meaning gate of the verifier
+/// (negation, direction, opposite, tool, day...) refused it.
+fn note_suggestion(c: &mut Cand, a: &crate::verify::Assessed) {
+    if value_gated(c) && !c.beyond && a.gate.is_none() {
+        c.suggest_score = Some(a.verdict.score);
     }
 }
 
@@ -466,15 +512,32 @@ fn report(c: &Cand) -> CandidateReport {
     }
 }
 
-/// The best candidate the verifier rejected, when its score is high enough to be worth showing.
-fn suggest(cands: &[Cand], min: f32, served: Option<&str>) -> Option<Suggestion> {
+/// The best candidate worth showing the agent, when its score is high enough: one the verifier
+/// scored below its threshold, else one every gate but a value gate passed (its score kept by
+/// `note_suggestion`). Never one a meaning gate refused, never the served plan, never one the
+/// runtime's caps rule out.
+fn suggest(cands: &[Cand], min: f32, served: Option<&str>, caps: &RuntimeCaps) -> Option<Suggestion> {
     cands
         .iter()
-        .filter(|c| c.failed.as_ref().is_some_and(|f| f.0 == "verifier") && Some(c.head.id.as_str()) != served)
-        .filter_map(|c| c.verdict.as_ref().map(|v| (c, v.score)))
-        .filter(|(_, s)| *s >= min)
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(c, score)| Suggestion { plan_id: c.head.id.clone(), task: c.head.task.clone(), score })
+        .filter(|c| !c.beyond && Some(c.head.id.as_str()) != served)
+        .filter_map(|c| {
+            let (stage, detail) = c.failed.as_ref()?;
+            let score = match stage.as_str() {
+                "verifier" if c.gate.is_none() => c.verdict.as_ref().map(|v| v.score),
+                _ if value_gated(c) && caps_failure(&c.head, caps).is_none() => c.suggest_score,
+                _ => None,
+            }?;
+            Some((c, stage, detail, score))
+        })
+        .filter(|(.., s)| *s >= min)
+        .max_by(|a, b| (a.1 == "verifier").cmp(&(b.1 == "verifier")).then(a.3.total_cmp(&b.3)))
+        .map(|(c, stage, detail, score)| Suggestion {
+            plan_id: c.head.id.clone(),
+            task: c.head.task.clone(),
+            score,
+            failed: stage.clone(),
+            detail: detail.clone(),
+        })
 }
 
 fn miss_reason(cands: &[Cand]) -> String {

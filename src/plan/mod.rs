@@ -6,9 +6,11 @@
 //! (`headcode` its binary layout, `heads` where it is kept); `hits` batches hit stamps;
 //! `align` fills its slots from a new task, `coverage` checks every value is accounted for;
 //! `lookup` gathers candidates, gates them, asks the verifier and serves the first that fills and
-//! validates (`fill`, `validate`, `report`); `library` keeps plans in the store; `service` stores
-//! and takes feedback. Plain Rust, no rmcp types.
+//! validates (`fill`, `validate`, `report`); `accept` fills a suggested plan the agent accepted;
+//! `library` keeps plans in the store; `service` stores and takes feedback. Plain Rust, no rmcp
+//! types.
 
+pub mod accept;
 pub mod align;
 pub mod canon;
 pub mod coverage;
@@ -70,6 +72,31 @@ pub enum Error {
     /// No plan with this id.
     #[error("no plan with id {0}; list plans with `refrain plans list`")]
     NotFound(String),
+    /// `plan_lookup` was asked to accept a plan this project's library does not hold.
+    #[error(
+        "no plan with id {0} in this project's plan library; pass as `plan_id` the `suggestion.plan_id` a plan_lookup in this project returned, or leave `plan_id` out to look the task up"
+    )]
+    NoSuchSuggestion(String),
+    /// `plan_lookup` was asked to accept a quarantined plan.
+    #[error(
+        "plan {id} is quarantined ({why}) and cannot be accepted; leave `plan_id` out, or release it with plan_feedback outcome `release` if it works"
+    )]
+    QuarantinedSuggestion {
+        /// The plan.
+        id: String,
+        /// Why it is quarantined.
+        why: String,
+    },
+    /// An accepted plan fails a validation stage the caller's values or caps decide.
+    #[error("plan {id} cannot be served as asked: `{stage}` failed: {detail}")]
+    NotServable {
+        /// The plan.
+        id: String,
+        /// The stage.
+        stage: String,
+        /// Why.
+        detail: String,
+    },
 }
 
 impl Error {
@@ -81,6 +108,9 @@ impl Error {
                 | Error::KeyMismatch { .. }
                 | Error::Refused(_)
                 | Error::NotFound(_)
+                | Error::NoSuchSuggestion(_)
+                | Error::QuarantinedSuggestion { .. }
+                | Error::NotServable { .. }
                 | Error::Store(crate::store::Error::Full { .. })
         )
     }

@@ -16,8 +16,9 @@ use std::collections::BTreeMap;
 pub struct Lookup {
     /// The served plan, on a hit.
     pub hit: Option<Hit>,
-    /// On a miss, the nearest stored task the verifier rejected, when it came close: not a plan
-    /// to follow, only a hint (compare the task yourself).
+    /// On a miss, the nearest stored task that came close but was not served: not a plan to
+    /// follow, only a hint. Compare its `task` with yours; if it is the same kind of task, call
+    /// plan_lookup again with its `plan_id` to accept it.
     pub suggestion: Option<Suggestion>,
     /// What the normaliser made of the task (provenance; never a gate).
     pub task: Normalised,
@@ -61,15 +62,23 @@ pub struct Hit {
     pub counters: Counters,
 }
 
-/// A near match that failed verification: never a hit.
+/// A near match that was not served: never a hit. If you judge its stored `task` to be the same
+/// kind of task as yours, call plan_lookup again with this `plan_id` to get its steps filled
+/// with your task's values.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Suggestion {
-    /// The plan id.
+    /// The plan id (pass it as `plan_id` to accept the plan).
     pub plan_id: String,
     /// The task it was stored for, as written.
     pub task: String,
     /// The verifier's score.
     pub score: f32,
+    /// Why it was not served: `verifier` (scored below its threshold), `coverage` (a value of one
+    /// task has no place in the other) or `required_slots` (a value the plan needs is not in the
+    /// task: accepting it lists the slot, give it in `context`).
+    pub failed: String,
+    /// Which value or score.
+    pub detail: String,
 }
 
 /// The verifier's verdict on a candidate.

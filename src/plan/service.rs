@@ -161,6 +161,7 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
     })
 }
 
+pub use super::accept::{Accepted, Unfilled, accept};
 pub use super::lookup::{lookup, lookup_dry, lookup_explained};
 pub use super::report::{CandidateReport, Hit, Lookup, Suggestion, VerifierReport};
 
@@ -170,9 +171,11 @@ pub async fn feedback(
     id: &str,
     outcome: library::Outcome,
     reason: Option<&str>,
+    accepted: bool,
 ) -> Result<StoredPlan, Error> {
     let cfg = &app.config.plans;
-    let policy = library::FeedbackPolicy { failure_bias: cfg.failure_bias, quarantine_after: cfg.quarantine_after };
+    let policy =
+        library::FeedbackPolicy { failure_bias: cfg.failure_bias, quarantine_after: cfg.quarantine_after, accepted };
     let plan = library::feedback(&app.store, id, outcome, reason, policy)?;
     let counter = match outcome {
         library::Outcome::Success => "successes",

@@ -86,12 +86,28 @@ async fn failures_raise_the_plans_own_bar_then_quarantine_it() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path(), no_model());
     let id = service::store(&app, req("add a `--verbose` flag to src/main.rs")).await.unwrap().plan_id;
-    let p = service::feedback(&app, &id, Outcome::Failure, Some("wrong file")).await.unwrap();
+    let p = service::feedback(&app, &id, Outcome::Failure, Some("wrong file"), false).await.unwrap();
     assert!((p.counters.bias - 0.05).abs() < 1e-6 && p.quarantined.is_none(), "{:?}", p.counters);
     let head = super::library::head(&app.store, &id).unwrap().unwrap();
     assert!((head.bias - 0.05).abs() < 1e-6, "the head carries the bias to the verifier");
-    let p = service::feedback(&app, &id, Outcome::Success, None).await.unwrap();
+    let p = service::feedback(&app, &id, Outcome::Success, None, false).await.unwrap();
     assert!(p.counters.bias < 0.05 && p.counters.bias > 0.0);
+}
+
+#[tokio::test]
+async fn feedback_on_an_accepted_plan_counts_but_never_moves_its_bar_or_quarantines_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path(), no_model());
+    let id = service::store(&app, req("add a `--verbose` flag to src/main.rs")).await.unwrap().plan_id;
+    for _ in 0..5 {
+        let p = service::feedback(&app, &id, Outcome::Failure, Some("not my task"), true).await.unwrap();
+        assert_eq!((p.counters.bias, p.counters.failure_streak, p.quarantined.is_some()), (0.0, 0, false));
+    }
+    let p = service::feedback(&app, &id, Outcome::Failure, Some("wrong file"), false).await.unwrap();
+    assert_eq!((p.counters.failures, p.counters.failure_streak), (6, 1));
+    let p = service::feedback(&app, &id, Outcome::Success, None, true).await.unwrap();
+    assert!((p.counters.bias - 0.05).abs() < 1e-6, "an accepted success leaves the bar too: {:?}", p.counters);
+    assert_eq!((p.counters.successes, p.counters.failure_streak), (1, 0));
 }
 
 #[tokio::test]
@@ -114,7 +130,7 @@ async fn failures_quarantine_until_stored_again_and_eviction_removes() {
     let app = app(dir.path(), no_model());
     let id = service::store(&app, req("add a `--verbose` flag to src/main.rs")).await.unwrap().plan_id;
     for _ in 0..3 {
-        service::feedback(&app, &id, Outcome::Failure, Some("did not compile")).await.unwrap();
+        service::feedback(&app, &id, Outcome::Failure, Some("did not compile"), false).await.unwrap();
     }
     let l = lookup(&app, "add a `--x` flag to src/a.rs").await;
     assert!(l.hit.is_none());

@@ -146,6 +146,16 @@ impl Refrain {
             out.model.state,
             out.matching.method
         );
+        if let Some(p) = out.counters.get("plans") {
+            let n = |k: &str| p.get(k).copied().unwrap_or(0);
+            text.push_str(&format!(
+                "; plans: {} hits, {} misses, {} suggestions, {} suggestions accepted (never counted as hits)",
+                n("hits"),
+                n("misses"),
+                n("suggestions"),
+                n("suggestions_accepted")
+            ));
+        }
         if let Some(d) = out.counters.get("dedup").filter(|d| d.get("reads_deduplicated").is_some_and(|n| *n > 0)) {
             let n = |k: &str| d.get(k).copied().unwrap_or(0);
             text.push_str(&format!(

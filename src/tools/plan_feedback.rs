@@ -20,6 +20,11 @@ pub struct PlanFeedbackParams {
     /// What went wrong (kept with the quarantine reason).
     #[serde(default)]
     pub reason: Option<String>,
+    /// True when you got this plan by accepting a suggestion (plan_lookup with `plan_id`): the
+    /// outcome is counted, but since you judged the match, not refrain, a failure neither raises
+    /// the plan's threshold nor counts toward its quarantine. Default false.
+    #[serde(default)]
+    pub accepted: bool,
 }
 
 /// Output of `plan_feedback`.
@@ -50,11 +55,16 @@ impl Refrain {
         &self,
         Parameters(p): Parameters<PlanFeedbackParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        match service::feedback(&self.app, &p.plan_id, p.outcome, p.reason.as_deref()).await {
+        match service::feedback(&self.app, &p.plan_id, p.outcome, p.reason.as_deref(), p.accepted).await {
             Ok(plan) => {
                 // The plan's outcome counts locally already; the team's share waits in the queue
-                // when the database is away, so a failure here is logged, never the agent's.
-                if let Err(e) = crate::team::after_feedback(&self.app, &plan, p.outcome, p.reason.as_deref()).await {
+                // when the database is away, so a failure here is logged, never the agent's. A
+                // failure of an accepted plan stays local: the team's counters would count it
+                // toward the plan's quarantine.
+                let share = !(p.accepted && p.outcome == Outcome::Failure);
+                if share
+                    && let Err(e) = crate::team::after_feedback(&self.app, &plan, p.outcome, p.reason.as_deref()).await
+                {
                     tracing::warn!(error = %e, plan = %plan.id, "team library change not queued");
                 }
                 let out = PlanFeedbackOutput {

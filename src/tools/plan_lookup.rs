@@ -30,6 +30,12 @@ pub struct PlanLookupParams {
     /// evaluations; the decision is the same, the lookup slower). Default false.
     #[serde(default)]
     pub explain: bool,
+    /// The `plan_id` of a `suggestion` from an earlier plan_lookup that you judged to be the same
+    /// kind of task as `task`. refrain then does not search or verify: it fills that plan's steps
+    /// with this task's values (and `context`) and answers `accepted`, or `needs_values` with the
+    /// slots it could not fill (call again with them in `context`). Never a hit.
+    #[serde(default)]
+    pub plan_id: Option<String>,
 }
 
 /// Output of `plan_lookup`.
@@ -37,18 +43,28 @@ pub struct PlanLookupParams {
 pub struct PlanLookupOutput {
     /// `hit` (follow `hit.steps`) or `miss` (plan yourself, then call plan_store). A miss may
     /// carry a `suggestion`: a stored task that came close, for you to judge; it is not a plan
-    /// for this task.
+    /// for this task. With `plan_id`: `accepted` (follow `accepted.steps`) or `needs_values`
+    /// (`accepted.unfilled` lists the slots to give in `context`; the steps still hold their
+    /// placeholders).
     pub status: String,
-    /// The lookup: the hit, or the reason and nearest candidates.
+    /// The lookup: the hit, or the reason and nearest candidates (absent with `plan_id`).
     #[serde(flatten)]
-    pub lookup: service::Lookup,
+    pub lookup: Option<service::Lookup>,
+    /// With `plan_id`: the suggested plan filled with this task's values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepted: Option<service::Accepted>,
 }
 
 #[tool_router(router = plan_lookup_router, vis = "pub(crate)")]
 impl Refrain {
     /// Before planning a task, look for a stored plan for the same kind of task. A hit returns
     /// the steps with this task's values filled in and validated; follow them, then report with
-    /// plan_feedback. A miss says why and lists the nearest candidates.
+    /// plan_feedback. A miss says why and lists the nearest candidates, and may carry a
+    /// `suggestion` (a stored task that came close, never a hit): if you judge its `task` to be
+    /// the same kind of task as yours, call plan_lookup again with the same `task` and
+    /// `plan_id` set to the suggestion's; you get its steps filled with your values (`accepted`),
+    /// or the slots to give in `context` (`needs_values`). Report how it went with plan_feedback
+    /// and `accepted: true`.
     #[tool(
         name = "plan_lookup",
         output_schema = schema_for_output::<PlanLookupOutput>(),
@@ -57,6 +73,9 @@ impl Refrain {
     pub async fn plan_lookup(&self, Parameters(p): Parameters<PlanLookupParams>) -> Result<CallToolResult, ErrorData> {
         if p.task.trim().is_empty() {
             return fail("`task` is empty: pass the task text");
+        }
+        if let Some(id) = p.plan_id.as_deref() {
+            return accept(&self.app, id, &p);
         }
         let lookup = if p.dry_run {
             service::lookup_dry(&self.app, &p.task, &p.context, &p.caps).await
@@ -78,14 +97,51 @@ impl Refrain {
                 h.provenance.task
             ),
             (None, Some(s)) => format!(
-                "miss: {} (not a hit, only near: {:?}, score {:.2})",
+                "miss: {} (not a hit, only near: {:?}, score {:.2}; if that is your kind of task, call plan_lookup again with plan_id {:?})",
                 lookup.reason.as_deref().unwrap_or("no plan"),
                 s.task,
-                s.score
+                s.score,
+                s.plan_id
             ),
             (None, None) => format!("miss: {}", lookup.reason.as_deref().unwrap_or("no plan")),
         };
         let status = if lookup.hit.is_some() { "hit" } else { "miss" }.to_string();
-        reply(text, &PlanLookupOutput { status, lookup })
+        reply(text, &PlanLookupOutput { status, lookup: Some(lookup), accepted: None })
     }
+}
+
+/// `plan_lookup` with `plan_id`: the suggested plan filled for this task, never a hit.
+fn accept(app: &crate::app::App, id: &str, p: &PlanLookupParams) -> Result<CallToolResult, ErrorData> {
+    let a = match service::accept(app, id, &p.task, &p.context, &p.caps, p.dry_run) {
+        Ok(a) => a,
+        Err(e) if e.is_caller_fixable() => return fail(e.to_string()),
+        Err(e) => return Err(internal(e.to_string())),
+    };
+    let (status, text) = if a.unfilled.is_empty() {
+        (
+            "accepted",
+            format!(
+                "accepted: plan {} ({} steps) stored for {:?}, filled for this task",
+                a.plan_id,
+                a.steps.len(),
+                a.task
+            ),
+        )
+    } else {
+        let names: Vec<&str> = a.unfilled.iter().map(|u| u.name.as_str()).collect();
+        (
+            "needs_values",
+            format!(
+                "needs_values: plan {} stored for {:?} has no value for {}; call again with them in `context`",
+                a.plan_id,
+                a.task,
+                names.join(", ")
+            ),
+        )
+    };
+    let text = match &a.caution {
+        Some(c) => format!("{text}; caution: {c}"),
+        None => text,
+    };
+    reply(text, &PlanLookupOutput { status: status.to_string(), lookup: None, accepted: Some(a) })
 }

@@ -30,8 +30,9 @@ pub struct ResponseCacheGetParams {
     pub explain: bool,
 }
 
-/// A stored query that came close but failed verification. It is not served: ask again with its
-/// exact text if it answers your question.
+/// A stored query that came close but failed verification. It is not served: if it asks what
+/// you ask, call again with `query` set to exactly this text (same tool and namespace) and its
+/// stored answer is served by the exact-text match.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SuggestionOut {
     /// The stored query's own text.
@@ -144,7 +145,10 @@ fn suggestion(s: Option<Suggestion>) -> Option<SuggestionOut> {
 impl Refrain {
     /// Before re-running a read-only tool, look up its cached result by the same arguments, or by
     /// a natural-language query (same tool and namespace). Files the result depends on are
-    /// re-checked first: a changed file makes it a miss that names the file.
+    /// re-checked first: a changed file makes it a miss that names the file. A miss may carry a
+    /// `suggestion` (a stored query that came close, never a hit): if you judge that it asks what
+    /// you ask, call again with `query` set to exactly its `query` text (same tool and
+    /// namespace): a stored query's own text always reaches its entry, so that serves its answer.
     #[tool(
         name = "response_cache_get",
         output_schema = schema_for_output::<ResponseCacheGetOutput>(),

@@ -16,6 +16,7 @@ mod matching;
 mod modules;
 mod paths;
 mod plan;
+mod plan_accept;
 mod plan_match;
 mod plan_own;
 mod prompt;

@@ -74,8 +74,10 @@ async fn a_near_match_that_fails_verification_is_a_suggestion_not_a_hit() {
     let counters = &stats["counters"]["results"];
     assert!(counters.get("hits").is_none(), "suggestions are not hits: {stats}");
     assert_eq!(counters["suggestions"], 1, "{stats}");
-    let hit = ask(&s, "How do I install Rust on Ubuntu?").await;
+    let hit = ask(&s, miss["suggestion"]["query"].as_str().unwrap()).await;
     assert_eq!(hit["status"], "hit", "asking with the suggested text is a hit: {hit}");
+    assert_eq!((hit["method"].as_str(), hit["score"].as_f64()), (Some("exact"), Some(1.0)), "the exact path: {hit}");
+    assert_eq!(hit["result"], "use rustup", "{hit}");
 }
 
 #[tokio::test]

@@ -65,6 +65,31 @@ struct Outcome {
     served: bool,
     right: bool,
     ms: f64,
+    /// On a miss with a suggestion: whether it is the family's own plan (for a paraphrase, the
+    /// plan it should have got).
+    suggested: Option<bool>,
+    /// A missed paraphrase whose suggestion was its own plan, accepted as an agent that judges
+    /// right would accept it (`plan_lookup` with `plan_id`).
+    accepted: Option<Accept>,
+    /// When that accept needed values: whether, given the member's own values for the slots
+    /// listed (matched by the stored member's values), the steps were the member's own.
+    completed: Option<bool>,
+}
+
+/// What accepting the right suggestion gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Accept {
+    /// The filled steps are the member's own trace.
+    Right,
+    /// Slots left for the agent to give (`needs_values`).
+    Unfilled,
+    /// Filled, but the steps differ from the member's own trace, and refrain said so
+    /// (`caution`).
+    WrongCautioned,
+    /// Filled, the steps differ from the member's own trace, and nothing said so.
+    Wrong,
+    /// The server refused the accept.
+    Refused,
 }
 
 /// Counters for one data set and split.
@@ -196,7 +221,10 @@ async fn eval(
                 continue;
             }
             let expect_hit = own.is_some();
-            let o = look(server, m, own, expect_hit, (dataset, split, id), records, verbose).await?;
+            // The stored member's values, so an accept that needs values can be given them.
+            let mut m = (*m).clone();
+            m["stored_values"] = f["members"][0]["values"].clone();
+            let o = look(server, &m, own, expect_hit, (dataset, split, id), records, verbose).await?;
             if expect_hit { t.para.push(o) } else { t.never.push(o) }
         }
         if own.is_some() {
@@ -229,6 +257,12 @@ async fn look(
     let right =
         if expect_hit { served && served_id == own && same_answer } else { served && served_id != own && same_answer };
     let best = out["candidates"].get(0);
+    let suggestion = out["suggestion"]["plan_id"].as_str().filter(|_| !served);
+    let suggested = suggestion.map(|id| Some(id) == own);
+    let (accepted, completed) = match (expect_hit, suggested) {
+        (true, Some(true)) => accept(server, query, own.unwrap_or_default(), item, verbose).await?,
+        _ => (None, None),
+    };
     if verbose && ((served && !right) || (expect_hit && !served)) {
         let why = if served { "WRONG" } else { "MISS" };
         let detail = best.map(|b| format!("{} {}", b["failed"], b["detail"])).unwrap_or_default();
@@ -268,11 +302,64 @@ async fn look(
             "method": best.map(|b| b["verifier"]["method"].clone()).unwrap_or(Value::Null),
             "failed": best.map(|b| b["failed"].clone()).unwrap_or(Value::Null),
             "served": served, "right": right, "refused": err, "latency_ms": ms,
+            "suggestion": out["suggestion"], "suggestion_right": suggested,
+            "accepted": accepted.map(|a| format!("{a:?}").to_lowercase()), "completed": completed,
             "candidates": candidates,
         });
         writeln!(r, "{rec}")?;
     }
-    Ok(Outcome { served, right, ms })
+    Ok(Outcome { served, right, ms, suggested, accepted, completed })
+}
+
+/// Accepts a suggested plan for a query and judges the filled steps against the item's answer;
+/// when values are asked for, gives the member's own (each slot's stored example is a value of
+/// the stored member, at the same place in its `values` as the member's own value) and judges
+/// again.
+async fn accept(
+    server: &Server,
+    query: &str,
+    plan_id: &str,
+    item: &Value,
+    verbose: bool,
+) -> anyhow::Result<(Option<Accept>, Option<bool>)> {
+    let answer = &item["answer"];
+    let (err, out) = server.call_raw("plan_lookup", json!({"task": query, "plan_id": plan_id})).await?;
+    let got = judge_accept(err, &out, answer);
+    if verbose && got != Accept::Right {
+        let steps = out["accepted"]["steps"].as_array().cloned().unwrap_or_default();
+        let want = answer["trace"]["steps"].as_array().cloned().unwrap_or_default();
+        let differs = steps.iter().zip(&want).find(|(a, b)| a["inputs"] != b["inputs"] || a["tool"] != b["tool"]);
+        let shown = differs
+            .map(|(a, b)| format!("got {} want {}", a["inputs"], b["inputs"]))
+            .unwrap_or_else(|| format!("{} steps, want {}; {}", steps.len(), want.len(), out["accepted"]["unfilled"]));
+        eprintln!("ACCEPT {got:?} {query:?}: {}", shown.chars().take(400).collect::<String>());
+    }
+    if got != Accept::Unfilled {
+        return Ok((Some(got), None));
+    }
+    let (stored, own) = (item["stored_values"].as_array(), item["values"].as_array());
+    let mut context = serde_json::Map::new();
+    for u in out["accepted"]["unfilled"].as_array().into_iter().flatten() {
+        let at = stored.and_then(|v| v.iter().position(|x| *x == u["example"]));
+        match (u["name"].as_str(), at.and_then(|i| own.and_then(|o| o.get(i)))) {
+            (Some(name), Some(v)) => context.insert(name.to_string(), v.clone()),
+            _ => return Ok((Some(got), Some(false))),
+        };
+    }
+    let (err, out) =
+        server.call_raw("plan_lookup", json!({"task": query, "plan_id": plan_id, "context": context})).await?;
+    Ok((Some(got), Some(judge_accept(err, &out, answer) == Accept::Right)))
+}
+
+/// What an accept answered, against the member's own steps.
+fn judge_accept(err: bool, out: &Value, answer: &Value) -> Accept {
+    match (err, out["status"].as_str()) {
+        (true, _) => Accept::Refused,
+        (false, Some("needs_values")) => Accept::Unfilled,
+        (false, _) if answers_match(&out["accepted"]["steps"], answer) => Accept::Right,
+        (false, _) if out["accepted"]["caution"].is_string() => Accept::WrongCautioned,
+        (false, _) => Accept::Wrong,
+    }
 }
 
 /// The record's split as the verifier's trainer divides families: test stays test, and 30% of
@@ -300,6 +387,31 @@ fn answers_match(steps: &Value, answer: &Value) -> bool {
     got == want
 }
 
+/// Suggestions on misses: for missed paraphrases, how many came with their own plan (and what
+/// accepting it gave) or another; for near misses and never-stored tasks, how many came with one
+/// at all (what an agent must reject).
+fn suggestions(t: &Tally) -> Value {
+    let missed: Vec<&Outcome> = t.para.iter().filter(|o| !o.served).collect();
+    let with = |v: &[&Outcome], right: bool| v.iter().filter(|o| o.suggested == Some(right)).count();
+    let acc = |a: Accept| missed.iter().filter(|o| o.accepted == Some(a)).count();
+    let any = |v: &[Outcome]| v.iter().filter(|o| !o.served && o.suggested.is_some()).count();
+    let own = |v: &[Outcome]| v.iter().filter(|o| !o.served && o.suggested == Some(true)).count();
+    json!({
+        "paraphrases_missed": missed.len(),
+        "missed_with_right_suggestion": with(&missed, true),
+        "missed_with_other_suggestion": with(&missed, false),
+        "accepted_values_right": acc(Accept::Right),
+        "accepted_unfilled": acc(Accept::Unfilled),
+        "unfilled_then_given_values_right": missed.iter().filter(|o| o.completed == Some(true)).count(),
+        "accepted_wrongly_filled": acc(Accept::Wrong) + acc(Accept::WrongCautioned),
+        "accepted_wrongly_filled_with_caution": acc(Accept::WrongCautioned),
+        "accept_refused": acc(Accept::Refused),
+        "near_misses_with_suggestion": any(&t.negatives),
+        "near_misses_suggested_their_family_plan": own(&t.negatives),
+        "never_stored_with_suggestion": any(&t.never),
+    })
+}
+
 fn summary(dataset: &str, split: &str, t: &Tally) -> anyhow::Result<()> {
     let rate = |n: usize, d: usize| if d == 0 { 0.0 } else { n as f64 / d as f64 };
     let served = |v: &[Outcome]| v.iter().filter(|o| o.served).count();
@@ -316,6 +428,7 @@ fn summary(dataset: &str, split: &str, t: &Tally) -> anyhow::Result<()> {
         "negatives": t.negatives.len(), "negatives_wrong_rate": rate(wrong(&t.negatives), t.negatives.len()),
         "negatives_served_own_answer": right(&t.negatives),
         "never_stored": t.never.len(), "never_stored_wrong_rate": rate(wrong(&t.never), t.never.len()),
+        "suggestions": suggestions(t),
         "lookup_ms_p50": pct(0.5), "lookup_ms_p99": pct(0.99), "lookups": ms.len(),
     });
     writeln!(std::io::stdout().lock(), "{line}")?;

@@ -1,0 +1,164 @@
+//! Accepting a suggestion: the agent judged a suggested plan's stored task to be its own kind of
+//! task, so refrain neither retrieves nor verifies. It loads that plan from this project's
+//! library, fills its slots from the task and the caller's context by the alignment a hit uses,
+//! validates it against the caller's caps as a hit is validated, and returns the steps, or the
+//! slots it could not fill (never guessed) for the agent to give in `context`.
+//!
+//! Never a hit: no hit counter, no hit stamp on the plan; `suggestions_accepted` (or
+//! `accepts_need_values`) counts it.
+
+use super::Error;
+use super::align::{NewTask, align, own};
+use super::coverage;
+use super::fill::{Filled, SlotSource, fill_aligned, placeholders, walk_strings};
+use super::head::Head;
+use super::intake::check_task;
+use super::library;
+use super::spelling;
+use super::template::{Counters, PlanTemplate, Step};
+use super::validate::{RuntimeCaps, StageResult, validate};
+use crate::app::App;
+use crate::stats;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// A suggested plan the agent accepted, filled with its task's values.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Accepted {
+    /// The plan id (report how it went with plan_feedback, `accepted: true`).
+    pub plan_id: String,
+    /// The task the plan was stored for, as written.
+    pub task: String,
+    /// The steps with every slot refrain could fill filled. While `unfilled` is not empty they
+    /// still hold `{{params.<name>}}` placeholders: do not follow them yet.
+    pub steps: Vec<Step>,
+    /// Slot values.
+    pub values: BTreeMap<String, Value>,
+    /// Where each value came from.
+    pub sources: BTreeMap<String, SlotSource>,
+    /// Slots no value was found for, never guessed: call plan_lookup again with the same `task`
+    /// and `plan_id` and each one's value in `context` (`{"<name>": "<value>"}`).
+    pub unfilled: Vec<Unfilled>,
+    /// What a value gate noticed (a value of your task with no place in the plan, a fixed value
+    /// of the plan your task does not say, a stored value still spelt in the steps): check those
+    /// steps before following them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caution: Option<String>,
+    /// Every validation stage.
+    pub stages: Vec<StageResult>,
+    /// Outputs the plan produces.
+    pub outputs: Vec<String>,
+    /// The plan's counters.
+    pub counters: Counters,
+}
+
+/// A slot the task gave no value for.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Unfilled {
+    /// Slot name: the key to give in `context`.
+    pub name: String,
+    /// The value's type (`path`, `identifier`, `version`...).
+    pub kind: String,
+    /// The value it had in the stored task, as an example of what it holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
+}
+
+/// Fills the plan `id` for `task`. `dry` records nothing.
+pub fn accept(
+    app: &App,
+    id: &str,
+    task: &str,
+    context: &Map<String, Value>,
+    caps: &RuntimeCaps,
+    dry: bool,
+) -> Result<Accepted, Error> {
+    check_task(app, task)?;
+    let rec = library::get(&app.store, id)?.ok_or_else(|| Error::NoSuchSuggestion(id.to_string()))?;
+    if let Some(why) = &rec.plan.quarantined {
+        return Err(Error::QuarantinedSuggestion { id: id.to_string(), why: why.clone() });
+    }
+    // Redacted as lookups do, so the values filled are the ones a hit would fill.
+    let (clean, _) = crate::results::redactor().redact_str(task);
+    let new = NewTask::new(&clean);
+    let head = Head::of(&rec.plan, rec.vector);
+    let a = own(&head, &new, context).unwrap_or_else(|| align(&head, &new, context));
+    let template = &rec.plan.template;
+    let filled = fill_aligned(template, &a, &new);
+    let stages = validate(template, &filled, caps);
+    // Unfilled slots are the agent's to give; any other failing stage (a tool family or side
+    // effect the caps rule out, a context value of the wrong type) is not servable as asked.
+    if let Some(f) = stages.iter().find(|s| !s.ok && !matches!(s.stage, "required_slots" | "placeholders")) {
+        return Err(Error::NotServable {
+            id: id.to_string(),
+            stage: f.stage.to_string(),
+            detail: f.detail.clone().unwrap_or_default(),
+        });
+    }
+    let unfilled = unfilled(&head, &filled.steps, &filled.missing);
+    let stale =
+        spelling::stale(template, &filled).map(|why| format!("a step may still carry the stored task's value: {why}"));
+    let stale = stale.or_else(|| verbatim(template, &filled));
+    let cautions: Vec<String> =
+        coverage::check(&head, &new, &a).err().map(|(_, why)| why).into_iter().chain(stale).collect();
+    let caution = (!cautions.is_empty()).then(|| cautions.join("; "));
+    if !dry {
+        let counter = if unfilled.is_empty() { "suggestions_accepted" } else { "accepts_need_values" };
+        stats::bump(&app.store, "plans", counter, None, 1)?;
+    }
+    Ok(Accepted {
+        plan_id: rec.plan.id,
+        task: rec.plan.provenance.task,
+        steps: filled.steps,
+        values: filled.values,
+        sources: filled.sources,
+        unfilled,
+        caution,
+        stages,
+        outputs: template.outputs.iter().map(|o| o.name.clone()).collect(),
+        counters: rec.plan.counters,
+    })
+}
+
+/// The required slots nobody filled and the slots whose placeholders the steps still hold, in
+/// the plan's slot order.
+fn unfilled(head: &Head, steps: &[Step], missing: &[String]) -> Vec<Unfilled> {
+    let left: Vec<String> = steps
+        .iter()
+        .flat_map(|s| placeholders(&s.inputs))
+        .filter(|(ns, ..)| ns == "params")
+        .map(|(_, name, _)| name)
+        .collect();
+    head.slots
+        .iter()
+        .filter(|s| missing.contains(&s.name) || left.contains(&s.name))
+        .map(|s| Unfilled { name: s.name.clone(), kind: s.kind.name().to_string(), example: s.example.clone() })
+        .collect()
+}
+
+/// The first slot whose stored value is still written as it was in the filled steps although
+/// the slot took another value (`\brun_server\b` in a search pattern the extraction did not
+/// turn into a slot).
+fn verbatim(template: &PlanTemplate, filled: &Filled) -> Option<String> {
+    let mut text = String::new();
+    for step in &filled.steps {
+        walk_strings(&step.inputs, &mut |s| {
+            text.push_str(s);
+            text.push('\n');
+        });
+    }
+    template.slots.iter().find_map(|slot| {
+        let (Some(old), Some(Value::String(new))) = (slot.example.as_deref(), filled.values.get(&slot.name)) else {
+            return None;
+        };
+        let left = text.replace(new.as_str(), " ");
+        (new != old && old.chars().any(char::is_alphabetic) && left.contains(old)).then(|| {
+            format!(
+                "a step still says `{old}`, the stored task's value of `{}`, where this task has `{new}`",
+                slot.name
+            )
+        })
+    })
+}

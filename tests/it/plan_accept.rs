@@ -1,0 +1,161 @@
+//! Accepting a plan suggestion over MCP with the real binary and model: an agent that judges a
+//! suggested plan's task to be its own calls plan_lookup again with the suggestion's `plan_id`
+//! and gets the steps filled with its own values, or the slots it must give in `context`;
+//! never a hit (hit counters and the plan's hit stamp stay as they were), counted apart, and an
+//! unknown, quarantined or other project's id is refused with the fix.
+
+use crate::support::{Env, Server};
+use serde_json::{Value, json};
+
+/// A one-step shell plan, as a trace (the way the Stop hook stores what the agent ran).
+fn one_step(command: &str) -> Value {
+    json!({"steps": [{"tool": "Bash", "inputs": {"command": command}, "side_effect": true, "family": "shell"}]})
+}
+
+/// A calibration that serves no rephrasing (plain cosine must reach 0.99), so near matches come
+/// back as suggestions.
+fn strict() -> Value {
+    json!({"version": 1, "rule": "test", "embedding_model": "all-MiniLM-L6-v2-int8", "verifier_sha256": null,
+           "kinds": {"plan": {"cosine": {"test": {"n": 400, "scored": 1, "top": [0.99]}}}}})
+}
+
+const OLD_LOGS: &str = "find files modified more than 30 days ago in /var/log";
+
+async fn serve_with_old_logs(env: &Env) -> (Server, String) {
+    let mut cmd = env.cmd(&["serve"]);
+    cmd.env("REFRAIN__PLANS__SUGGEST_MIN_SCORE", "0.5");
+    let s = Server::spawn(cmd).await;
+    let stored = s.ok("plan_store", json!({"task": OLD_LOGS, "trace": one_step("find /var/log -mtime +30")})).await;
+    let id = stored["plan_id"].as_str().unwrap().to_string();
+    (s, id)
+}
+
+fn plan_counters(stats: &Value) -> &Value {
+    &stats["counters"]["plans"]
+}
+
+#[tokio::test]
+async fn an_accepted_suggestion_carries_the_new_tasks_values_and_is_never_a_hit() {
+    let env = Env::with_calibration(&strict());
+    let (s, id) = serve_with_old_logs(&env).await;
+    let task = "which files under /srv/www were modified more than 7 days ago";
+    let miss = s.ok("plan_lookup", json!({"task": task})).await;
+    assert_eq!(miss["status"], "miss", "{miss}");
+    assert_eq!(miss["suggestion"]["plan_id"], id.as_str(), "{miss}");
+    assert_eq!(miss["suggestion"]["failed"], "verifier", "{miss}");
+    let a = s.ok("plan_lookup", json!({"task": task, "plan_id": id})).await;
+    assert_eq!(a["status"], "accepted", "{a}");
+    assert!(a.get("hit").is_none_or(Value::is_null), "an accepted plan is not a hit: {a}");
+    assert_eq!(a["accepted"]["steps"][0]["inputs"]["command"], "find /srv/www -mtime +7", "{a}");
+    assert_eq!(a["accepted"]["task"], OLD_LOGS, "{a}");
+    assert_eq!(a["accepted"]["unfilled"], json!([]), "{a}");
+    let again = s.ok("plan_lookup", json!({"task": task, "plan_id": id})).await;
+    assert_eq!(again["accepted"]["counters"]["hits"], 0, "no hit stamp on the plan: {again}");
+    let stats = s.ok("cache_stats", json!({"area": "plans"})).await;
+    let c = plan_counters(&stats);
+    assert!(c.get("hits").is_none(), "accepting is never a hit: {stats}");
+    assert_eq!((c["suggestions_accepted"].as_u64(), c["misses"].as_u64()), (Some(2), Some(1)), "{stats}");
+    let summary = crate::support::text(&s.call("cache_stats", json!({"area": "plans"})).await);
+    assert!(summary.contains("2 suggestions accepted"), "{summary}");
+
+    // A failure reported on an accepted plan counts, but neither raises its bar nor quarantines it.
+    for _ in 0..3 {
+        let out = s.ok("plan_feedback", json!({"plan_id": id, "outcome": "failure", "accepted": true})).await;
+        assert!(out["quarantined"].is_null(), "{out}");
+        let c = &out["counters"];
+        assert_eq!((c["bias"].as_f64(), c["failure_streak"].as_u64()), (Some(0.0), Some(0)), "{out}");
+    }
+    let l = s.ok("plan_lookup", json!({"task": task, "explain": true})).await;
+    let cand = l["candidates"].as_array().unwrap().iter().find(|c| c["plan_id"] == id.as_str()).unwrap().clone();
+    assert!((cand["verifier"]["threshold"].as_f64().unwrap() - 0.99).abs() < 1e-3, "the bar did not move: {l}");
+    let hit = s.ok("plan_lookup", json!({"task": OLD_LOGS})).await;
+    assert_eq!(hit["status"], "hit", "still served for its own task: {hit}");
+}
+
+#[tokio::test]
+async fn a_slot_the_task_cannot_fill_is_listed_then_filled_from_context() {
+    let env = Env::with_calibration(&strict());
+    let (s, id) = serve_with_old_logs(&env).await;
+    let task = "find files modified more than 14 days ago";
+    let miss = s.ok("plan_lookup", json!({"task": task})).await;
+    assert_eq!(miss["status"], "miss", "{miss}");
+    // Only the value gate refused it: it comes back as a suggestion the agent can complete.
+    assert_eq!(miss["suggestion"]["plan_id"], id.as_str(), "{miss}");
+    assert_eq!(miss["suggestion"]["failed"], "required_slots", "{miss}");
+    let a = s.ok("plan_lookup", json!({"task": task, "plan_id": id})).await;
+    assert_eq!(a["status"], "needs_values", "{a}");
+    let unfilled = a["accepted"]["unfilled"].as_array().unwrap();
+    assert_eq!(unfilled.len(), 1, "{a}");
+    assert_eq!(
+        (unfilled[0]["kind"].as_str(), unfilled[0]["example"].as_str()),
+        (Some("path"), Some("/var/log")),
+        "{a}"
+    );
+    let name = unfilled[0]["name"].as_str().unwrap().to_string();
+    let command = a["accepted"]["steps"][0]["inputs"]["command"].as_str().unwrap();
+    assert!(command.contains(&format!("{{{{params.{name}}}}}")) && command.contains("+14"), "no guess: {a}");
+    let stats = s.ok("cache_stats", json!({"area": "plans"})).await;
+    assert_eq!(plan_counters(&stats)["accepts_need_values"], 1, "{stats}");
+    assert!(plan_counters(&stats).get("suggestions_accepted").is_none(), "{stats}");
+
+    let done = s.ok("plan_lookup", json!({"task": task, "plan_id": id, "context": {name.clone(): "/srv"}})).await;
+    assert_eq!(done["status"], "accepted", "{done}");
+    assert_eq!(done["accepted"]["steps"][0]["inputs"]["command"], "find /srv -mtime +14", "{done}");
+    assert_eq!(done["accepted"]["sources"][&name], "context", "{done}");
+}
+
+#[tokio::test]
+async fn unknown_quarantined_and_unusable_ids_are_refused_with_the_fix() {
+    let env = Env::with_calibration(&strict());
+    let (s, id) = serve_with_old_logs(&env).await;
+    let task = "which files under /srv/www were modified more than 7 days ago";
+    let err = s.err("plan_lookup", json!({"task": task, "plan_id": "p-nope"})).await;
+    assert!(err.contains("no plan with id p-nope") && err.contains("suggestion.plan_id"), "{err}");
+    let caps = json!({"tool_families": ["fs"]});
+    let err = s.err("plan_lookup", json!({"task": task, "plan_id": id, "caps": caps})).await;
+    assert!(err.contains("tool_families") && err.contains("shell"), "{err}");
+    for _ in 0..3 {
+        s.ok("plan_feedback", json!({"plan_id": id, "outcome": "failure"})).await;
+    }
+    let err = s.err("plan_lookup", json!({"task": task, "plan_id": id})).await;
+    assert!(err.contains("quarantined") && err.contains("release"), "{err}");
+    let stats = s.ok("cache_stats", json!({"area": "plans"})).await;
+    assert!(plan_counters(&stats).get("suggestions_accepted").is_none(), "{stats}");
+}
+
+#[tokio::test]
+async fn a_plan_id_from_another_project_is_refused() {
+    let env = Env::with_calibration(&strict());
+    let (s, id) = serve_with_old_logs(&env).await;
+    let other = tempfile::TempDir::new().unwrap();
+    // The same home and model, another project: its own plan library.
+    let mut cmd = tokio::process::Command::new(crate::support::bin());
+    cmd.args(["serve", "--project"])
+        .arg(other.path())
+        .env("REFRAIN_HOME", env.home.path())
+        .env("REFRAIN_MODEL_DIR", &env.models)
+        .env_remove("REFRAIN_PROJECT")
+        .kill_on_drop(true);
+    let b = Server::spawn(cmd).await;
+    let task = "which files under /srv/www were modified more than 7 days ago";
+    let err = b.err("plan_lookup", json!({"task": task, "plan_id": id})).await;
+    assert!(err.contains("in this project's plan library"), "{err}");
+    let a = s.ok("plan_lookup", json!({"task": task, "plan_id": id})).await;
+    assert_eq!(a["status"], "accepted", "its own project accepts it: {a}");
+}
+
+#[tokio::test]
+async fn a_stored_value_left_in_the_accepted_steps_is_named() {
+    let env = Env::with_calibration(&strict());
+    let s = env.serve().await;
+    let trace = json!({"steps": [
+        {"tool": "Grep", "inputs": {"pattern": "\\brun_server\\b", "path": "src"}, "side_effect": false, "family": "fs"},
+        {"tool": "Edit", "inputs": {"file_path": "src/lib.rs", "old_string": "fn run_server(", "new_string": "fn serve("}, "side_effect": true, "family": "fs"}
+    ]});
+    let stored = s.ok("plan_store", json!({"task": "rename fn run_server to serve", "trace": trace})).await;
+    let a = s.ok("plan_lookup", json!({"task": "rename fn start to launch", "plan_id": stored["plan_id"]})).await;
+    assert_eq!(a["status"], "accepted", "{a}");
+    assert_eq!(a["accepted"]["steps"][1]["inputs"]["old_string"], "fn start(", "{a}");
+    let caution = a["accepted"]["caution"].as_str().unwrap_or_default();
+    assert!(caution.contains("run_server") && caution.contains("start"), "the pattern kept the old name: {a}");
+}
