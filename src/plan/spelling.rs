@@ -34,6 +34,14 @@ pub fn stale(template: &PlanTemplate, filled: &Filled) -> Option<String> {
                 "the plan's steps still say `{form}` (the stored value `{old}` spelled another way), which `{new}` cannot replace"
             ));
         }
+        // A value of several words, written as stored, is that value wherever it stands, even
+        // glued to other text (`\brun_server\b` in a search pattern the extraction did not turn
+        // into a slot); a one-word value only counts as a word (`check` is not in `recheck`).
+        if words(old).len() >= 2 && text.contains(old) {
+            return Some(format!(
+                "the plan's steps still say `{old}` (the stored value), which `{new}` cannot replace"
+            ));
+        }
     }
     None
 }
@@ -156,6 +164,16 @@ mod tests {
         let why = stale(&t, &filled("Add maxRetries to AppProperties", "name", "app.page-size")).unwrap();
         assert!(why.contains("maxRetries"), "{why}");
         assert_eq!(stale(&t, &filled("Add pageSize to AppProperties", "name", "app.page-size")), None);
+    }
+
+    #[test]
+    fn a_stored_value_of_several_words_left_as_written_is_stale_even_inside_a_pattern() {
+        let t = template("old", "run_server");
+        let why = stale(&t, &filled(r"rg -n '\brun_server\b' src", "old", "parse_args")).unwrap();
+        assert!(why.contains("run_server"), "{why}");
+        assert_eq!(stale(&t, &filled(r"rg -n '\bparse_args\b' src", "old", "parse_args")), None);
+        let t = template("path", "src/app.rs");
+        assert!(stale(&t, &filled("cargo fmt -- src/app.rs.bak", "path", "lib/main.rs")).is_some());
     }
 
     #[test]
