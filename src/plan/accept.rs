@@ -10,12 +10,12 @@
 use super::Error;
 use super::align::{NewTask, align, own};
 use super::coverage;
-use super::fill::{Filled, SlotSource, fill_aligned, placeholders, walk_strings};
+use super::fill::{SlotSource, fill_aligned, placeholders};
 use super::head::Head;
 use super::intake::check_task;
 use super::library;
 use super::spelling;
-use super::template::{Counters, PlanTemplate, Step};
+use super::template::{Counters, Step};
 use super::validate::{RuntimeCaps, StageResult, validate};
 use crate::app::App;
 use crate::stats;
@@ -100,7 +100,7 @@ pub fn accept(
     let unfilled = unfilled(&head, &filled.steps, &filled.missing);
     let stale =
         spelling::stale(template, &filled).map(|why| format!("a step may still carry the stored task's value: {why}"));
-    let stale = stale.or_else(|| verbatim(template, &filled));
+    let stale = stale.or_else(|| spelling::verbatim(template, &filled));
     let cautions: Vec<String> =
         coverage::check(&head, &new, &a).err().map(|(_, why)| why).into_iter().chain(stale).collect();
     let caution = (!cautions.is_empty()).then(|| cautions.join("; "));
@@ -136,29 +136,4 @@ fn unfilled(head: &Head, steps: &[Step], missing: &[String]) -> Vec<Unfilled> {
         .filter(|s| missing.contains(&s.name) || left.contains(&s.name))
         .map(|s| Unfilled { name: s.name.clone(), kind: s.kind.name().to_string(), example: s.example.clone() })
         .collect()
-}
-
-/// The first slot whose stored value is still written as it was in the filled steps although
-/// the slot took another value (`\brun_server\b` in a search pattern the extraction did not
-/// turn into a slot).
-fn verbatim(template: &PlanTemplate, filled: &Filled) -> Option<String> {
-    let mut text = String::new();
-    for step in &filled.steps {
-        walk_strings(&step.inputs, &mut |s| {
-            text.push_str(s);
-            text.push('\n');
-        });
-    }
-    template.slots.iter().find_map(|slot| {
-        let (Some(old), Some(Value::String(new))) = (slot.example.as_deref(), filled.values.get(&slot.name)) else {
-            return None;
-        };
-        let left = text.replace(new.as_str(), " ");
-        (new != old && old.chars().any(char::is_alphabetic) && left.contains(old)).then(|| {
-            format!(
-                "a step still says `{old}`, the stored task's value of `{}`, where this task has `{new}`",
-                slot.name
-            )
-        })
-    })
 }

@@ -1,19 +1,18 @@
 //! Another spelling of a stored value left in a filled plan. Extraction turns a value into a
 //! slot where the steps say it as written; the same value spelled another way (`maxRetries` for
 //! `max-retries`, `checkCmd` for the `check` command) stays literal. Filled with another value,
-//! such a plan would mix the stored task's value into the new task's steps, so it is not served.
+//! such a plan would mix the stored task's value into the new task's steps, so it is not served
+//! (`stale`; a stored value of several words left as written counts too). `verbatim` asks the
+//! same question more loosely, for a warning on an accepted suggestion only.
 
-use super::fill::Filled;
+use super::fill::{Filled, walk_strings};
 use super::template::PlanTemplate;
 use serde_json::Value;
 
 /// The first slot whose stored value (in any spelling) is still in the filled steps although the
 /// slot took another value, with the spelling found.
 pub fn stale(template: &PlanTemplate, filled: &Filled) -> Option<String> {
-    let mut steps = String::new();
-    for step in &filled.steps {
-        strings(&step.inputs, &mut steps);
-    }
+    let steps = steps_text(filled);
     for slot in &template.slots {
         let (Some(old), Some(new)) = (slot.example.as_deref(), filled.values.get(&slot.name)) else { continue };
         let new = match new {
@@ -46,17 +45,35 @@ pub fn stale(template: &PlanTemplate, filled: &Filled) -> Option<String> {
     None
 }
 
-/// Every string inside a JSON value, one per line.
-fn strings(v: &Value, out: &mut String) {
-    match v {
-        Value::String(s) => {
-            out.push_str(s);
-            out.push('\n');
-        }
-        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
-        Value::Object(o) => o.values().for_each(|x| strings(x, out)),
-        _ => {}
+/// Looser than `stale`, for a warning only (an accepted suggestion's `caution`, never a refusal):
+/// the first slot whose stored value is still written as it was anywhere in the filled steps,
+/// even inside a longer word, although the slot took another value.
+pub fn verbatim(template: &PlanTemplate, filled: &Filled) -> Option<String> {
+    let text = steps_text(filled);
+    template.slots.iter().find_map(|slot| {
+        let (Some(old), Some(Value::String(new))) = (slot.example.as_deref(), filled.values.get(&slot.name)) else {
+            return None;
+        };
+        let left = text.replace(new.as_str(), " ");
+        (new != old && old.chars().any(char::is_alphabetic) && left.contains(old)).then(|| {
+            format!(
+                "a step still says `{old}`, the stored task's value of `{}`, where this task has `{new}`",
+                slot.name
+            )
+        })
+    })
+}
+
+/// Every string inside the filled steps' inputs, one per line.
+fn steps_text(filled: &Filled) -> String {
+    let mut text = String::new();
+    for step in &filled.steps {
+        walk_strings(&step.inputs, &mut |s| {
+            text.push_str(s);
+            text.push('\n');
+        });
     }
+    text
 }
 
 /// The words of a value: split at anything not alphanumeric and where a lowercase letter meets
@@ -174,6 +191,15 @@ mod tests {
         assert_eq!(stale(&t, &filled(r"rg -n '\bparse_args\b' src", "old", "parse_args")), None);
         let t = template("path", "src/app.rs");
         assert!(stale(&t, &filled("cargo fmt -- src/app.rs.bak", "path", "lib/main.rs")).is_some());
+    }
+
+    #[test]
+    fn verbatim_warns_of_a_stored_value_even_inside_a_longer_word() {
+        let t = template("name", "check");
+        let why = verbatim(&t, &filled("run recheck on list", "name", "list")).unwrap();
+        assert!(why.contains("`check`") && why.contains("`list`"), "{why}");
+        assert_eq!(verbatim(&t, &filled("run list", "name", "list")), None);
+        assert_eq!(verbatim(&t, &filled("run check", "name", "check")), None, "same value");
     }
 
     #[test]
