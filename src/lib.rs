@@ -9,7 +9,8 @@
 //! - `app`: the cheap-to-clone handle every tool receives.
 //! - infrastructure: `store` (the only sled user), `index` (hnsw_rs), `embed` (fastembed),
 //!   `verify` (the verification stage: exact text, gates, the cross-encoder, calibrated
-//!   thresholds), `config`, `project`, `budget` (the per-request time and memory budget).
+//!   thresholds), `config`, `project`, `budget` (the per-request time and memory budget),
+//!   `tokens` (the one tokenizer every count of what refrain adds and removes uses).
 
 pub mod app;
 pub mod budget;
@@ -31,6 +32,7 @@ pub mod stats;
 pub mod store;
 pub mod team;
 pub mod threads;
+pub mod tokens;
 pub mod tools;
 pub mod transcript;
 pub mod verify;

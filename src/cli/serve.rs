@@ -20,6 +20,10 @@ pub struct ServeArgs {
     /// Bearer token required on HTTP (mandatory for non-loopback addresses).
     #[arg(long, env = "REFRAIN_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// The tools to list, comma-separated: `default`, `all`, or tool names (overrides
+    /// `server.tools`). Unlisted tools stay callable by name.
+    #[arg(long, value_delimiter = ',')]
+    tools: Option<Vec<String>>,
 }
 
 /// Runs the server until the client goes away.
@@ -27,8 +31,12 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCode> {
     // Claim stdout for the protocol before anything (a dependency included) can print to it.
     let protocol_out = if args.http.is_none() { Some(stdout::take_protocol_stdout()?) } else { None };
     let (project, sourced) = super::resolve(global, args.token.clone())?;
-    let config = sourced.config;
+    let mut config = sourced.config;
+    if let Some(tools) = args.tools {
+        config.server.tools = tools;
+    }
     super::init_logging(&config);
+    crate::tools::surface::Selection::parse(&config.server.tools).map_err(anyhow::Error::msg)?;
     super::warn_refused(&config);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {

@@ -25,6 +25,11 @@ pub struct ServerConfig {
     /// Bytes of intermediate data one tool call may build (extracted templates, hydrated plans,
     /// redacted text, parsed transcripts, compaction output) before it is refused.
     pub request_memory_bytes: u64,
+    /// The tools listed to agents: `default` (plan_lookup, plan_store, plan_feedback,
+    /// response_cache_get, explain_cache_break, compact_preview, with short schemas), `all` (every
+    /// tool, full schemas), or tool names, in any mix. Every listed tool costs tokens on each
+    /// request of agents that send tool definitions; unlisted tools stay callable by name.
+    pub tools: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -37,6 +42,7 @@ impl Default for ServerConfig {
             log_file: None,
             request_timeout_ms: crate::budget::DEFAULT_TIMEOUT.as_millis() as u64,
             request_memory_bytes: crate::budget::DEFAULT_BYTES,
+            tools: vec!["default".to_string()],
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The `ServerHandler` every transport serves.
 //!
-//! It answers `initialize` from static data (so it is instant, model or not), lists the tools from
-//! the router, and sends each tool call over the `Link`: straight to the local tools when this
+//! It answers `initialize` from static data (so it is instant, model or not), lists the tools
+//! `server.tools` selects (`tools::surface`), and sends each tool call over the `Link`: straight to the local tools when this
 //! process owns the store, or to the owner process otherwise.
 
 use super::link::Link;
@@ -15,13 +15,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::sync::Arc;
 
 /// What the agent reads at `initialize`: when to call which tool.
-pub const INSTRUCTIONS: &str = "refrain remembers work for this project so you don't pay for it twice.\n\
-- Before planning a task, call plan_lookup with the task text; on a hit, follow the returned plan and later report with plan_feedback.\n\
-- After finishing a multi-step task, call plan_store with the steps you ran so the next similar task can reuse them.\n\
-- Before re-running a read-only tool (file read, grep, web fetch/search, docs lookup), call response_cache_get; after running one, response_cache_put with the files it depends on. If a result served by meaning turns out not to answer your query, say so with response_cache_feedback.\n\
-- When a provider's prompt cache misses unexpectedly, call explain_cache_break; before compacting context, compact_preview.\n\
-- cache_stats shows what is stored and saved; cache_evict removes entries.\n\
-- To see what their agents wasted and why (cache breaks, repeated reads, repeated tasks) and what refrain saved, point the user to `refrain report` in a terminal, or `refrain dashboard`, which prints a local URL to open in a browser.";
+pub const INSTRUCTIONS: &str = tools::surface::INSTRUCTIONS;
 
 /// The MCP handler: a link to the store plus the static tool list.
 #[derive(Clone)]
@@ -31,9 +25,12 @@ pub struct Handler {
 }
 
 impl Handler {
-    /// A handler over a link.
+    /// A handler over a link, listing the tools its configuration selects (`server.tools`; a
+    /// name refrain does not know was refused at start, so here it falls back to the default).
     pub fn new(link: Arc<Link>) -> Handler {
-        Handler { link, tools: Arc::new(tools::schema::tools()) }
+        let selection = tools::surface::Selection::parse(&link.config().server.tools)
+            .unwrap_or_else(|_| tools::surface::Selection::default_set());
+        Handler { link, tools: Arc::new(tools::surface::listed(&selection)) }
     }
 }
 

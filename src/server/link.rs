@@ -184,6 +184,11 @@ impl Link {
         Establishing::Pending(tokio::spawn(async move { link.recover(0, Instant::now()).await })).settle(wait).await
     }
 
+    /// The configuration this link was opened with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// The project this link serves.
     pub fn project(&self) -> &Project {
         &self.project

@@ -19,6 +19,7 @@ pub mod response_cache_invalidate;
 pub mod response_cache_put;
 pub mod schema;
 pub mod session_event;
+pub mod surface;
 
 use crate::app::App;
 use rmcp::ErrorData;

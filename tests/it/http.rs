@@ -23,7 +23,9 @@ async fn streamable_http_initializes_lists_tools_and_calls_cache_stats() {
     assert_eq!(server_info.name, "refrain");
     assert_eq!(server_info.version, env!("CARGO_PKG_VERSION"));
     let tools = client.list_all_tools().await.unwrap();
-    assert!(tools.iter().any(|t| t.name == "cache_stats"), "{tools:?}");
+    assert!(tools.iter().any(|t| t.name == "plan_lookup"), "{tools:?}");
+    assert!(!tools.iter().any(|t| t.name == "cache_stats"), "cache_stats is not listed by default: {tools:?}");
+    // Unlisted tools stay callable by name (the hooks and the CLI call them so).
     let result = client.call_tool(CallToolRequestParams::new("cache_stats")).await.unwrap();
     assert_ne!(result.is_error, Some(true), "{result:?}");
     let stats = result.structured_content.unwrap();
@@ -50,7 +52,7 @@ async fn sse_session_round_trip_and_bad_posts() {
     assert_eq!(post(initialize(1)).await.unwrap().status(), 202);
     let init = answer(&mut events, 1).await;
     assert_eq!(init["result"]["serverInfo"]["name"], "refrain", "{init}");
-    assert!(init["result"]["instructions"].as_str().unwrap().contains("cache_stats"));
+    assert!(init["result"]["instructions"].as_str().unwrap().contains("plan_lookup"));
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
     assert_eq!(post(initialized).await.unwrap().status(), 202);
 
@@ -59,7 +61,7 @@ async fn sse_session_round_trip_and_bad_posts() {
         202
     );
     let tools = answer(&mut events, 2).await;
-    assert!(tools["result"]["tools"].as_array().unwrap().iter().any(|t| t["name"] == "cache_stats"), "{tools}");
+    assert!(tools["result"]["tools"].as_array().unwrap().iter().any(|t| t["name"] == "plan_lookup"), "{tools}");
 
     // Bad posts are refused with a reason and leave the session working.
     let malformed = post("{not json".into()).await.unwrap();

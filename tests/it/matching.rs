@@ -155,7 +155,8 @@ async fn cache_stats_says_how_matching_is_done() {
     assert_eq!(m["max_wrong_rate"], 0.01);
     assert!(m["thresholds"]["result/cosine"]["value"].as_f64().unwrap() > 0.9, "{m}");
     assert!(m["calibration"].as_str().unwrap().ends_with("calibration.json"), "{m}");
-    let tools = s.client.list_all_tools().await.expect("list");
+    let all = env.serve_all().await;
+    let tools = all.client.list_all_tools().await.expect("list");
     let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
     let mut sorted = names.clone();
     sorted.sort();

@@ -44,6 +44,18 @@ async fn tool_list_is_identical_across_servers_and_annotated() {
     let names = |t: &Vec<rmcp::model::Tool>| t.iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
     assert_eq!(names(&ta), names(&tb));
     assert_eq!(serde_json::to_string(&ta).unwrap(), serde_json::to_string(&tb).unwrap());
+    // The default list: the design's five plus plan_feedback, sorted, each with an output schema.
+    assert_eq!(
+        names(&ta),
+        ["compact_preview", "explain_cache_break", "plan_feedback", "plan_lookup", "plan_store", "response_cache_get"]
+    );
+    let lookup = ta.iter().find(|t| t.name == "plan_lookup").expect("plan_lookup listed");
+    assert_eq!(lookup.annotations.as_ref().and_then(|a| a.read_only_hint), Some(true));
+    assert!(ta.iter().all(|t| t.output_schema.is_some()), "every listed tool has an output schema");
+    drop((a, b));
+    let full = env.serve_all().await;
+    let ta = full.client.list_all_tools().await.expect("list");
+    assert_eq!(ta.len(), 13, "{:?}", names(&ta));
     let stats = ta.iter().find(|t| t.name == "cache_stats").expect("cache_stats listed");
     assert_eq!(stats.annotations.as_ref().and_then(|a| a.read_only_hint), Some(true));
     assert!(stats.output_schema.is_some(), "cache_stats has an output schema");

@@ -142,6 +142,11 @@ impl Env {
     pub async fn serve(&self) -> Server {
         Server::spawn(self.cmd(&["serve"])).await
     }
+
+    /// Spawns `refrain serve --tools all`: every tool listed, with its full schema.
+    pub async fn serve_all(&self) -> Server {
+        Server::spawn(self.cmd(&["serve", "--tools", "all"])).await
+    }
 }
 
 /// A running server process and the rmcp client connected to it.

@@ -70,7 +70,14 @@ impl Scratch {
         // longer to start, link to the server and answer, and then it answers nothing.
         let config = home.join(".config/refrain");
         std::fs::create_dir_all(&config).unwrap();
-        std::fs::write(config.join("refrain.toml"), "[hooks]\ntimeout_ms = 20000\n").unwrap();
+        // It also lists cache_stats besides the default tools (`server.tools`), so the scripted
+        // sessions can ask the agent's own server what it recorded: that checks, in one call, that
+        // the user's config, REFRAIN_HOME and the model all reached the server the agent started.
+        std::fs::write(
+            config.join("refrain.toml"),
+            "[hooks]\ntimeout_ms = 20000\n\n[server]\ntools = [\"default\", \"cache_stats\"]\n",
+        )
+        .unwrap();
         Scratch { _tmp: tmp, home, project, data }
     }
 
