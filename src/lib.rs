@@ -10,7 +10,8 @@
 //! - infrastructure: `store` (the only sled user), `index` (hnsw_rs), `embed` (fastembed),
 //!   `verify` (the verification stage: exact text, gates, the cross-encoder, calibrated
 //!   thresholds), `config`, `project`, `budget` (the per-request time and memory budget),
-//!   `tokens` (the one tokenizer every count of what refrain adds and removes uses).
+//!   `tokens` (the one tokenizer every count of what refrain adds and removes uses), `ledger`
+//!   (each intervention's tokens removed and added, and the tool list's cost per request).
 
 pub mod app;
 pub mod budget;
@@ -21,6 +22,7 @@ pub mod embed;
 pub mod hooks;
 pub mod index;
 pub mod integrate;
+pub mod ledger;
 pub mod patterns;
 pub mod plan;
 pub mod project;

@@ -39,6 +39,12 @@ pub fn count(text: &str) -> u64 {
     }
 }
 
+/// Builds the encoder now (on a background thread at server start), so the first count a
+/// request makes does not wait for it.
+pub fn warm() {
+    let _ = encoder();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,5 +58,13 @@ mod tests {
         let a = "a".repeat(1000);
         assert!(count(&a) < 200, "{}", count(&a));
         assert!(count("fn main() { println!(\"hi\"); }") >= 8);
+    }
+
+    #[test]
+    fn the_encoder_builds_quickly_enough_to_warm_at_start() {
+        let t = std::time::Instant::now();
+        warm();
+        eprintln!("o200k_base built in {} ms", t.elapsed().as_millis());
+        assert!(count("warm") > 0);
     }
 }

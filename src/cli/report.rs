@@ -53,6 +53,10 @@ pub struct ReportArgs {
     /// Also write the report as one self-contained HTML page (charts included) to FILE.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Also list the savings ledger's newest N lines per project (default 200): each
+    /// intervention with the tokens it removed and added, so any figure can be audited.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "200")]
+    ledger: Option<usize>,
 }
 
 /// Everything a report run needs, resolved once.
@@ -69,6 +73,8 @@ pub struct Plan {
     pub stores: bool,
     /// The `--since` text, for the report's filters.
     pub since_text: Option<String>,
+    /// Ledger lines to list per project (`--ledger`; 0: none).
+    pub ledger_lines: usize,
 }
 
 /// Resolves the flags into a plan.
@@ -101,6 +107,7 @@ pub fn plan(global: &GlobalArgs, args: &HistoryArgs) -> anyhow::Result<Plan> {
         flags,
         stores: !args.no_stores,
         since_text: args.since.clone(),
+        ledger_lines: 0,
     })
 }
 
@@ -151,7 +158,8 @@ fn progress_bar(total: u64, show: bool) -> indicatif::ProgressBar {
 
 /// Runs `refrain report`.
 pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<ExitCode> {
-    let plan = plan(global, &args.history)?;
+    let mut plan = plan(global, &args.history)?;
+    plan.ledger_lines = args.ledger.unwrap_or(0);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let report = rt.block_on(build(&plan, None, true));
     if let Some(path) = &args.html {

@@ -96,12 +96,52 @@ pub fn dedup_event(agent: Agent, p: &Payload, d: &super::dedup::Dedup) -> Value 
         "transcript_path": p.transcript_path,
         "trigger": if d.changed { "diff" } else { "unchanged" },
         "tokens_saved": d.tokens_saved,
+        "removed_text": p.tool_response.as_ref().map(longest_text).unwrap_or_default(),
+        "added_text": d.note,
+        "subject": d.path,
         "at_ms": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
     })
 }
 
+/// The session event of a model request about to be sent: with `added`, the text a hook put
+/// into the context for it (`Injected`), else a bare `Request`.
+pub fn request_event(agent: Agent, p: &Payload, added: Option<(&str, &str)>) -> Value {
+    let mut v = json!({
+        "agent": agent.name(),
+        "event": if added.is_some() { INJECTED } else { REQUEST },
+        "session_id": p.session_id,
+        "at_ms": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
+    });
+    if let Some((text, subject)) = added {
+        v["added_text"] = json!(text);
+        v["subject"] = json!(subject);
+    }
+    v
+}
+
+/// The text of a tool's output as the model would read it: the longest string in it (a Read's
+/// file content, a shell call's stdout), which the counted tokens of a replaced output can only
+/// underestimate (agents add line numbers and wrappers).
+fn longest_text(v: &Value) -> String {
+    fn walk<'a>(v: &'a Value, best: &mut &'a str) {
+        match v {
+            Value::String(s) if s.len() > best.len() => *best = s,
+            Value::Array(a) => a.iter().for_each(|x| walk(x, best)),
+            Value::Object(o) => o.values().for_each(|x| walk(x, best)),
+            _ => {}
+        }
+    }
+    let mut best = "";
+    walk(v, &mut best);
+    best.to_string()
+}
+
 /// The session event name of a deduplicated read.
 pub const READ_DEDUPLICATED: &str = "ReadDeduplicated";
+/// The session event name of a model request about to be sent (refrain's tool list is paid again).
+pub const REQUEST: &str = "Request";
+/// The session event name of text a hook added to the agent's context.
+pub const INJECTED: &str = "Injected";
 
 /// A plan lookup hit, as the prompt hook shows it.
 #[derive(Debug, Clone, PartialEq)]

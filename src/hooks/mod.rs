@@ -83,9 +83,14 @@ pub async fn respond(
             if let Some(j) = &journal {
                 let _ = j.append(&journal::Entry::Prompt { text: prompt.to_string() });
             }
-            let found = caller.call(calls::PLAN_LOOKUP, calls::plan_lookup(prompt, payload)).await?;
-            let hit = calls::read_plan_hit(&found)?;
-            Some(answer::prompt_context(agent, &answer::plan_context(&hit)))
+            let found = caller.call(calls::PLAN_LOOKUP, calls::plan_lookup(prompt, payload)).await;
+            let hit = found.as_ref().and_then(calls::read_plan_hit);
+            let text = hit.as_ref().map(answer::plan_context);
+            // The ledger: a request follows, carrying what this hook added (if anything).
+            let subject = hit.as_ref().and_then(|h| h.plan_id.clone()).unwrap_or_default();
+            let added = text.as_deref().map(|t| (t, subject.as_str()));
+            caller.call(calls::SESSION_EVENT, calls::request_event(agent, payload, added)).await;
+            Some(answer::prompt_context(agent, &text?))
         }
         Event::Stop => {
             if payload.stop_hook_active == Some(true) {
@@ -140,14 +145,22 @@ async fn post_tool(
             tokio::time::timeout(limit, caller.call(calls::SESSION_EVENT, calls::dedup_event(agent, payload, d))).await;
         return answer::replace_output(agent, payload.tool_response.as_ref()?, &d.note);
     }
-    match classify::classify(agent, payload, &ctx.config)? {
-        classify::Effect::Read { files, trees } => {
-            let args = calls::response_cache_put(agent, payload, &files, &trees)?;
-            caller.call(calls::RESPONSE_CACHE_PUT, args).await;
+    match classify::classify(agent, payload, &ctx.config) {
+        Some(classify::Effect::Read { files, trees }) => {
+            if let Some(args) = calls::response_cache_put(agent, payload, &files, &trees) {
+                caller.call(calls::RESPONSE_CACHE_PUT, args).await;
+            }
         }
-        classify::Effect::Write { paths, .. } => {
+        Some(classify::Effect::Write { paths, .. }) => {
             caller.call(calls::RESPONSE_CACHE_INVALIDATE, calls::invalidate(&paths)).await;
         }
+        None => {}
+    }
+    // The ledger: a model request follows this tool call, and carries refrain's tool list. Calls
+    // of refrain's own tools make no call back (their requests go uncounted).
+    let own = payload.tool_name.as_deref().is_some_and(|t| names::is_refrain(agent, t));
+    if !own && payload.tool_name.is_some() {
+        caller.call(calls::SESSION_EVENT, calls::request_event(agent, payload, None)).await;
     }
     None
 }
@@ -290,7 +303,7 @@ mod tests {
     }
 
     #[test]
-    fn captured_mcp_tool_events_need_no_call() {
+    fn captured_mcp_tool_events_only_count_the_request_that_follows() {
         for (agent, event, file) in [
             (Agent::Claude, Event::PostToolUse, "claude-PostToolUse-1795311205255321560.json"),
             (Agent::Claude, Event::PreToolUse, "claude-PreToolUse-1795311205203548705.json"),
@@ -298,7 +311,14 @@ mod tests {
             (Agent::Codex, Event::PreToolUse, "codex-PreToolUse-1795311377751438877.json"),
         ] {
             let (out, seen) = run(agent, event, &fixture(file), vec![]);
-            assert_eq!((out, seen.len()), (None, 0), "{file}");
+            assert_eq!(out, None, "{file}");
+            // A finished tool call is followed by a model request, which pays refrain's tool list:
+            // the ledger counts it. Nothing else is called.
+            let expected = if event == Event::PostToolUse { vec!["session_event"] } else { vec![] };
+            assert_eq!(seen.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>(), expected, "{file}");
+            if let Some((_, args)) = seen.first() {
+                assert_eq!(args["event"], "Request", "{file}");
+            }
         }
     }
 

@@ -139,6 +139,14 @@ pub fn stores(report: &mut Report, tasks: Vec<TaskRow>, stores: Vec<StoreRow>) {
         report.totals.tokens_saved += s.tokens_saved;
         report.totals.usd_saved += s.usd_saved;
         report.totals.wrong_hit_reports += s.wrong_hit_reports;
+        if let Some(l) = &s.ledger {
+            report.totals.tokens_removed += l.removed;
+            report.totals.tokens_added += l.added;
+            report.totals.tokens_fixed += l.fixed;
+            report.totals.requests_seen += l.requests;
+            report.totals.tokens_net += l.net;
+        }
+        report.totals.usd_net += s.usd_net;
     }
     for u in unreadable {
         report.notes.push(format!("refrain store not read, its figures are missing: {u}"));

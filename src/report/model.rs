@@ -171,6 +171,14 @@ pub struct StoreRow {
     pub usd_saved: f64,
     /// Hits per tool (results) and `plan_lookup` (plans).
     pub hits_per_tool: BTreeMap<String, u64>,
+    /// The savings ledger's totals: tokens removed, added, the tool list's cost per request,
+    /// net (absent for a store written before the ledger existed, or unreadable).
+    pub ledger: Option<crate::ledger::Totals>,
+    /// The net tokens in dollars, at the ledger's price.
+    pub usd_net: f64,
+    /// With `--ledger`: the newest ledger lines, newest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ledger_lines: Vec<crate::ledger::Line>,
 }
 
 /// One project's figures.
@@ -226,12 +234,24 @@ pub struct Totals {
     pub plan_hits: u64,
     /// Results served by refrain.
     pub result_hits: u64,
-    /// Tokens refrain's served results saved.
+    /// Tokens refrain's served results saved (gross: see `tokens_net`).
     pub tokens_saved: u64,
-    /// Estimated USD saved.
+    /// Estimated USD saved (gross: see `usd_net`).
     pub usd_saved: f64,
     /// Wrong-hit reports (plans that failed when reused).
     pub wrong_hit_reports: u64,
+    /// The ledger: tokens refrain kept out of agents' contexts.
+    pub tokens_removed: u64,
+    /// The ledger: tokens refrain put into them (notes, plans, suggestions, tool replies).
+    pub tokens_added: u64,
+    /// The ledger: tokens of refrain's tool list, paid on every request its hooks saw.
+    pub tokens_fixed: u64,
+    /// The ledger: model requests refrain's hooks saw.
+    pub requests_seen: u64,
+    /// removed - added - fixed: what refrain really saved (negative: it cost more).
+    pub tokens_net: i64,
+    /// The net in dollars (estimate).
+    pub usd_net: f64,
 }
 
 /// The filters the report ran with.

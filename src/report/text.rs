@@ -95,16 +95,47 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
-    let _ = writeln!(o, "\nREFRAIN SAVED");
+    let _ = writeln!(o, "\nREFRAIN SAVED, NET");
     let _ = writeln!(
         o,
-        "  plans served {} · results served {} · {} tokens (~{}) · wrong-hit reports {}",
+        "  {} tokens (~{}) = {} removed - {} added - {} for its tool list over {} requests",
+        signed(t.tokens_net),
+        usd(t.usd_net),
+        num(t.tokens_removed),
+        num(t.tokens_added),
+        num(t.tokens_fixed),
+        num(t.requests_seen)
+    );
+    let _ = writeln!(
+        o,
+        "  plans served {} · results served {} · wrong-hit reports {} · every line: refrain report --ledger",
         num(t.plan_hits),
         num(t.result_hits),
-        num(t.tokens_saved),
-        usd(t.usd_saved),
         num(t.wrong_hit_reports)
     );
+    for s in r.refrain.iter().filter(|s| !s.ledger_lines.is_empty()) {
+        let _ = writeln!(o, "\nLEDGER {} (newest first; tokens removed, added, net)", clip_left(&s.project, 60));
+        for l in &s.ledger_lines {
+            let _ = writeln!(
+                o,
+                "  {} {:<12} {:<13} {:>8} {:>7} {:>8}  {}",
+                day_time(l.at_ms),
+                clip(&l.agent, 12),
+                l.kind.name(),
+                l.removed,
+                l.added,
+                l.net(),
+                clip(
+                    &format!(
+                        "{}{}",
+                        l.subject,
+                        l.session.as_deref().map(|s| format!(" (session {s})")).unwrap_or_default()
+                    ),
+                    60
+                )
+            );
+        }
+    }
     for n in r.notes.iter().take(3) {
         let _ = writeln!(o, "  note: {}", clip(n, 120));
     }
@@ -117,6 +148,17 @@ pub fn render(r: &Report) -> String {
         r.rules_as_of
     );
     o
+}
+
+/// A signed count with a K/M/B suffix.
+fn signed(n: i64) -> String {
+    if n < 0 { format!("-{}", num(n.unsigned_abs())) } else { num(n as u64) }
+}
+
+/// A time as `YYYY-MM-DD HH:MM` (UTC).
+fn day_time(ms: u64) -> String {
+    let rest = ms / 1000 % 86_400;
+    format!("{} {:02}:{:02}", super::file::day_of(ms as i64), rest / 3600, rest % 3600 / 60)
 }
 
 /// A count with a K/M/B suffix.
@@ -136,6 +178,9 @@ pub fn count(n: u64, noun: &str) -> String {
 
 /// Dollars with cents (four places under a cent).
 pub fn usd(x: f64) -> String {
+    if x < 0.0 {
+        return format!("-{}", usd(-x));
+    }
     if x > 0.0 && x < 0.01 { format!("${x:.4}") } else { format!("${x:.2}") }
 }
 

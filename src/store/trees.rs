@@ -44,8 +44,12 @@ pub const TEAM_QUEUE: TreeName = TreeName("team_queue");
 /// Plan id -> whether the team library has it (or a publish of it is queued).
 pub const TEAM_KNOWN: TreeName = TreeName("team_known");
 
+/// Time + kind + subject hash -> one line of the savings ledger (what an intervention removed
+/// from and added to an agent's context).
+pub const LEDGER: TreeName = TreeName("ledger");
+
 /// Every tree refrain writes (what a scan of the whole store must cover).
-pub const ALL: [TreeName; 19] = [
+pub const ALL: [TreeName; 20] = [
     META,
     STATS,
     VECTORS,
@@ -65,4 +69,5 @@ pub const ALL: [TreeName; 19] = [
     EVENTS,
     TEAM_QUEUE,
     TEAM_KNOWN,
+    LEDGER,
 ];

@@ -2,8 +2,8 @@
 
 use super::{Refrain, internal, reply};
 use crate::embed::ModelState;
-use crate::stats;
 use crate::store::trees;
+use crate::{ledger, stats};
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{ErrorData, model::CallToolResult, tool, tool_router};
@@ -17,6 +17,41 @@ pub struct CacheStatsParams {
     /// Only report this area: `plans`, `results`, `prompt`, `dedup` or `all` (default).
     #[serde(default)]
     pub area: Option<String>,
+    /// Also list the newest N lines of the savings ledger (at most 10,000).
+    #[serde(default)]
+    pub ledger_lines: Option<usize>,
+}
+
+/// The savings ledger: what refrain removed from and added to agents' contexts, net.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LedgerReport {
+    /// The totals (tokens removed, added, fixed cost of the tool list per request, net).
+    #[serde(flatten)]
+    pub totals: ledger::Totals,
+    /// The net tokens in dollars, at `priced_at`.
+    pub usd_net: f64,
+    /// The price the dollars use.
+    pub priced_at: String,
+    /// With `ledger_lines`: the newest lines, newest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<ledger::Line>,
+}
+
+/// Most ledger lines one call lists.
+const MAX_LEDGER_LINES: usize = 10_000;
+
+/// The ledger's totals, with dollars at the default Anthropic model's input price.
+pub fn ledger_report(store: &crate::store::Store, lines: usize) -> crate::store::Result<LedgerReport> {
+    let totals = ledger::totals(store)?;
+    let rules = crate::prompt::rules::Rules::builtin();
+    let family = rules.provider(crate::prompt::request::Provider::Anthropic).family("");
+    let per_token = family.input_usd_per_mtok / 1e6;
+    Ok(LedgerReport {
+        usd_net: totals.net as f64 * per_token,
+        priced_at: format!("{} input, ${} per million tokens", family.name, family.input_usd_per_mtok),
+        lines: ledger::lines(store, lines.min(MAX_LEDGER_LINES))?,
+        totals,
+    })
 }
 
 /// The embedding model's state.
@@ -80,6 +115,8 @@ pub struct CacheStatsOutput {
     /// Settings the project's config file gave that refrain refused and ignored (each names the
     /// key, the file and how to allow it); empty when none.
     pub config_refused: Vec<crate::config::Refused>,
+    /// The savings ledger, net of everything refrain added.
+    pub ledger: LedgerReport,
 }
 
 #[tool_router(router = cache_stats_router, vis = "pub(crate)")]
@@ -135,6 +172,7 @@ impl Refrain {
             counters,
             uptime_secs: app.started.elapsed().as_secs(),
             config_refused: app.config.refused.clone(),
+            ledger: ledger_report(&app.store, p.ledger_lines.unwrap_or(0)).map_err(|e| internal(e.to_string()))?,
         };
         let mut text = format!(
             "refrain {} for {} (store {}): {} plans, {} results, model {}, matching by {}",
@@ -164,6 +202,11 @@ impl Refrain {
                 n("tokens_saved")
             ));
         }
+        let l = &out.ledger.totals;
+        text.push_str(&format!(
+            "; net {} tokens (${:.4}): {} removed, {} added, {} for the tool list over {} requests",
+            l.net, out.ledger.usd_net, l.removed, l.added, l.fixed, l.requests
+        ));
         if !out.config_refused.is_empty() {
             text.push_str(&format!("; {} project settings refused (see config_refused)", out.config_refused.len()));
         }

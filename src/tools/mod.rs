@@ -68,6 +68,42 @@ pub fn reply<T: Serialize>(text: impl Into<String>, out: &T) -> Result<CallToolR
     Ok(result)
 }
 
+/// Records in the savings ledger what a reply puts into the agent's context, and returns it.
+/// Agents show the model either the text or the structured output (Claude Code and Codex the
+/// structured one, Gemini CLI and opencode the text), so the larger of the two is counted; with
+/// `carried` (a served result, which the tool's own run would have put there anyway) only the
+/// envelope around it is. A ledger that
+/// cannot be written costs the answer nothing: the failure is logged.
+pub fn ledgered(
+    app: &App,
+    kind: crate::ledger::Kind,
+    subject: &str,
+    carried: Option<&serde_json::Value>,
+    result: Result<CallToolResult, ErrorData>,
+) -> Result<CallToolResult, ErrorData> {
+    let Ok(r) = &result else { return result };
+    let added = match (carried, &r.structured_content) {
+        // A served result: only its envelope is refrain's (counting the result itself twice
+        // would cost a large hit its speed).
+        (Some(_), Some(serde_json::Value::Object(o))) => {
+            let mut envelope = o.clone();
+            envelope.remove("result");
+            crate::tokens::count(&serde_json::Value::Object(envelope).to_string())
+        }
+        _ => {
+            let text: String = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.as_str())).collect();
+            let structured = r.structured_content.as_ref().map(|v| v.to_string()).unwrap_or_default();
+            crate::tokens::count(&text).max(crate::tokens::count(&structured))
+        }
+    };
+    let mut line = crate::ledger::Line::counted("mcp", None, kind, "", "", subject);
+    line.added = added;
+    if let Err(e) = crate::ledger::record(&app.store, &line) {
+        tracing::warn!(error = %e, "the savings ledger could not record a tool reply");
+    }
+    result
+}
+
 /// A failure the agent can fix: an `isError` result with a sentence saying how.
 pub fn fail(text: impl Into<String>) -> Result<CallToolResult, ErrorData> {
     Ok(CallToolResult::error(vec![Content::text(text.into())]))

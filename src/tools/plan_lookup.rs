@@ -1,6 +1,7 @@
 //! `plan_lookup`: a validated, slot-filled plan for a task of a kind seen before, or why not.
 
 use super::{Refrain, fail, internal, reply};
+use crate::ledger;
 use crate::plan::{service, validate::RuntimeCaps};
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
 use rmcp::schemars::{self, JsonSchema};
@@ -106,7 +107,12 @@ impl Refrain {
             (None, None) => format!("miss: {}", lookup.reason.as_deref().unwrap_or("no plan")),
         };
         let status = if lookup.hit.is_some() { "hit" } else { "miss" }.to_string();
-        reply(text, &PlanLookupOutput { status, lookup: Some(lookup), accepted: None })
+        let (kind, subject) = match &lookup.hit {
+            Some(h) => (ledger::Kind::PlanHit, h.plan_id.clone()),
+            None => (ledger::Kind::PlanMiss, String::new()),
+        };
+        let out = reply(text, &PlanLookupOutput { status, lookup: Some(lookup), accepted: None });
+        if p.dry_run { out } else { super::ledgered(&self.app, kind, &subject, None, out) }
     }
 }
 
@@ -143,5 +149,6 @@ fn accept(app: &crate::app::App, id: &str, p: &PlanLookupParams) -> Result<CallT
         Some(c) => format!("{text}; caution: {c}"),
         None => text,
     };
-    reply(text, &PlanLookupOutput { status: status.to_string(), lookup: None, accepted: Some(a) })
+    let out = reply(text, &PlanLookupOutput { status: status.to_string(), lookup: None, accepted: Some(a) });
+    if p.dry_run { out } else { super::ledgered(app, ledger::Kind::PlanTaken, id, None, out) }
 }

@@ -1,6 +1,7 @@
 //! `response_cache_get`: a cached result by exact arguments or by meaning, checked fresh first.
 
 use super::{Refrain, fail, internal, reply};
+use crate::ledger;
 use crate::results::semantic::{Scored, Suggestion};
 use crate::results::{self, GetOutcome, GetRequest, MatchKind};
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
@@ -241,6 +242,10 @@ impl Refrain {
             },
             _ => "miss".into(),
         };
-        reply(text, &out)
+        let (kind, carried) = match &out.result {
+            Some(r) => (ledger::Kind::ResultServed, Some(r.clone())),
+            None => (ledger::Kind::ResultMiss, None),
+        };
+        super::ledgered(&self.app, kind, &p.tool, carried.as_ref(), reply(text, &out))
     }
 }

@@ -1,9 +1,13 @@
-//! `session_event`: note a session event reported by an agent hook: a compaction, or a repeated
-//! read answered by a note (counted in `cache_stats` under `dedup`).
+//! `session_event`: note a session event reported by an agent hook: a compaction, a model request
+//! (refrain's tool list is paid again), a repeated read answered by a note or a diff, or text a
+//! hook added to the context. The last three go to the savings ledger, counted here with the
+//! one tokenizer (hook processes are short-lived; the server builds the tokenizer once).
 
+use super::surface;
 use super::{Refrain, fail, internal, reply};
+use crate::hooks::calls;
 use crate::hooks::events::{self, SessionEvent};
-use crate::stats;
+use crate::{ledger, stats};
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{ErrorData, model::CallToolResult, tool, tool_router};
@@ -15,7 +19,7 @@ use serde::{Deserialize, Serialize};
 pub struct SessionEventParams {
     /// The agent: `claude-code`, `codex`, `gemini-cli`, `qwen-code`, `opencode` or `cursor`.
     pub agent: String,
-    /// The event: `PreCompact`, `PostCompact` or `ReadDeduplicated`.
+    /// The event: `PreCompact`, `PostCompact`, `Request`, `ReadDeduplicated` or `Injected`.
     pub event: String,
     /// The agent's session id.
     pub session_id: Option<String>,
@@ -25,8 +29,15 @@ pub struct SessionEventParams {
     pub trigger: Option<String>,
     /// The session transcript file.
     pub transcript_path: Option<String>,
-    /// ReadDeduplicated: the estimated tokens the note saved.
+    /// ReadDeduplicated: the estimated tokens the note saved (hooks of older builds; the texts
+    /// below are counted instead when given).
     pub tokens_saved: Option<u64>,
+    /// ReadDeduplicated: the text the tool returned, which refrain kept out of the context.
+    pub removed_text: Option<String>,
+    /// ReadDeduplicated and Injected: the text refrain put into the context instead.
+    pub added_text: Option<String>,
+    /// What it was about (a path; a plan id), for the ledger's listing.
+    pub subject: Option<String>,
 }
 
 /// Output of `session_event`.
@@ -57,6 +68,7 @@ impl Refrain {
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
         let tokens_saved = p.tokens_saved;
+        let texts = (p.removed_text, p.added_text, p.subject);
         let ev = SessionEvent {
             agent: p.agent,
             event: p.event,
@@ -66,13 +78,56 @@ impl Refrain {
             transcript_path: p.transcript_path,
         };
         let store = &self.app.store;
-        events::record(store, &ev).map_err(|e| internal(e.to_string()))?;
-        if ev.event == crate::hooks::calls::READ_DEDUPLICATED {
+        let kind = match ev.event.as_str() {
+            calls::REQUEST => None,
+            calls::READ_DEDUPLICATED if ev.trigger.as_deref() == Some("diff") => Some(ledger::Kind::ReadDiff),
+            calls::READ_DEDUPLICATED => Some(ledger::Kind::ReadNote),
+            calls::INJECTED => Some(ledger::Kind::Injected),
+            _ => {
+                events::record(store, &ev).map_err(|e| internal(e.to_string()))?;
+                store.flush_async().await.map_err(|e| internal(e.to_string()))?;
+                let n = events::of_session(store, &ev.session_id).map_err(|e| internal(e.to_string()))?.len();
+                return reply(
+                    format!("noted {} of session {} ({n} events so far)", ev.event, ev.session_id),
+                    &SessionEventOutput { session_events: n },
+                );
+            }
+        };
+        // Every one of these is followed by a model request, which carries refrain's tool list.
+        let per_request = surface::per_request_tokens(&ev.agent, &self.app.config.server.tools);
+        ledger::record_request(store, &ev.agent, per_request).map_err(|e| internal(e.to_string()))?;
+        let mut saved = tokens_saved.unwrap_or(0);
+        if let Some(kind) = kind {
+            let (removed, added, subject) = texts;
+            let mut line = ledger::Line::counted(
+                &ev.agent,
+                Some(&ev.session_id),
+                kind,
+                removed.as_deref().unwrap_or(""),
+                added.as_deref().unwrap_or(""),
+                subject.as_deref().unwrap_or(""),
+            );
+            line.at_ms = ev.at_ms;
+            if removed.is_none() {
+                line.removed = saved;
+            }
+            saved = line.net().max(0) as u64;
+            ledger::record(store, &line).map_err(|e| internal(e.to_string()))?;
+        }
+        if ev.event == calls::READ_DEDUPLICATED {
+            events::record(store, &ev).map_err(|e| internal(e.to_string()))?;
             let agent = Some(ev.agent.as_str());
             let bump =
                 |counter, by| stats::bump(store, "dedup", counter, agent, by).map_err(|e| internal(e.to_string()));
             bump("reads_deduplicated", 1)?;
-            bump("tokens_saved", tokens_saved.unwrap_or(0))?;
+            bump("tokens_saved", saved)?;
+        }
+        if kind.is_none() {
+            // A bare request: counted, nothing else kept (no event line per tool call).
+            return reply(
+                format!("noted a request of session {}", ev.session_id),
+                &SessionEventOutput { session_events: 0 },
+            );
         }
         store.flush_async().await.map_err(|e| internal(e.to_string()))?;
         let n = events::of_session(store, &ev.session_id).map_err(|e| internal(e.to_string()))?.len();

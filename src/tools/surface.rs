@@ -215,6 +215,37 @@ pub fn definition_tokens(tools: &[Tool]) -> u64 {
     crate::tokens::count(&as_sent(tools)) + crate::tokens::count(INSTRUCTIONS)
 }
 
+/// Tokens of a tool list as Claude Code sends it by default: MCP tools are deferred behind its
+/// ToolSearch tool, so each request names them (`mcp__refrain__<tool>`) and carries the server
+/// instructions; a schema enters the context only when the model searches for the tool.
+pub fn deferred_tokens(tools: &[Tool]) -> u64 {
+    let names: Vec<String> = tools.iter().map(|t| format!("mcp__refrain__{}", t.name)).collect();
+    crate::tokens::count(&names.join("\n")) + crate::tokens::count(INSTRUCTIONS)
+}
+
+/// What refrain's tool list costs one request of `agent` (a hook's agent name), for the
+/// configured selection: Claude Code defers MCP tools, every other agent sends them in full.
+/// Counted once per process and selection.
+pub fn per_request_tokens(agent: &str, selection: &[String]) -> u64 {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    /// Per selection: (deferred, full) tokens.
+    type Costs = HashMap<Vec<String>, (u64, u64)>;
+    static COSTS: OnceLock<Mutex<Costs>> = OnceLock::new();
+    let costs = COSTS.get_or_init(Default::default);
+    let cached = costs.lock().ok().and_then(|c| c.get(selection).copied());
+    let (deferred, full) = cached.unwrap_or_else(|| {
+        let sel = Selection::parse(selection).unwrap_or_else(|_| Selection::default_set());
+        let tools = listed(&sel);
+        let pair = (deferred_tokens(&tools), definition_tokens(&tools));
+        if let Ok(mut c) = costs.lock() {
+            c.insert(selection.to_vec(), pair);
+        }
+        pair
+    });
+    if agent == "claude-code" { deferred } else { full }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -180,8 +180,8 @@ async fn dashboard_page_in_chromium_shows_the_reports_numbers_and_charts_without
         let want = at(&expected, path);
         let value: f64 = shown["value"].as_str().unwrap().parse().unwrap();
         let text = shown["text"].as_str().unwrap();
-        if let Some(n) = want.as_u64() {
-            assert_eq!(value as u64, n, "{path}");
+        if let Some(n) = want.as_i64() {
+            assert_eq!(value as i64, n, "{path}");
             assert_eq!(text.replace(',', ""), n.to_string(), "{path} as shown");
         } else {
             let x = want.as_f64().unwrap_or_else(|| panic!("{path} is not in --json"));

@@ -11,6 +11,7 @@ mod embed_model;
 mod hook;
 mod http;
 mod install;
+mod ledger;
 mod limits;
 mod matching;
 mod modules;

@@ -98,12 +98,12 @@ async fn ask(
     wanted.sort_by(|a, b| b.1.tokens.cmp(&a.1.tokens).then_with(|| a.0.cmp(b.0)));
     wanted.truncate(MAX_PROMPTS);
     match owner::try_lock(&project).map_err(|e| format!("cannot check its owner lock: {e}"))? {
-        None => through_owner(root, &project, &wanted).await,
+        None => through_owner(plan, root, &project, &wanted).await,
         Some(lock) => {
             let config = Config::load(Some(&project.root), &plan.flags)
                 .map(|s| s.config)
                 .unwrap_or_else(|_| plan.config.clone());
-            let out = directly(root, &project, config, &wanted).await;
+            let out = directly(root, &project, config, &wanted, plan.ledger_lines).await;
             drop(lock);
             out
         }
@@ -112,6 +112,7 @@ async fn ask(
 
 /// A running refrain owns the store: ask it over its socket.
 async fn through_owner(
+    plan: &Plan,
     root: &str,
     project: &Project,
     wanted: &[(&String, &PromptStats)],
@@ -126,7 +127,7 @@ async fn through_owner(
         .await
         .map_err(|_| fail("timed out".into()))?
         .map_err(|e| fail(e.to_string()))?;
-    let stats = call(&client, "cache_stats", json!({})).await.map_err(fail)?;
+    let stats = call(&client, "cache_stats", json!({"ledger_lines": plan.ledger_lines})).await.map_err(fail)?;
     let mut row = row_from_stats(root, &stats);
     row.status = "owner".into();
     row.detail = "asked the refrain server that owns it".into();
@@ -167,6 +168,7 @@ async fn directly(
     project: &Project,
     config: Config,
     wanted: &[(&String, &PromptStats)],
+    ledger_lines: usize,
 ) -> Result<(StoreRow, Vec<TaskRow>), String> {
     let store = Store::open(&project.db_dir()).map_err(|e| e.to_string())?;
     let mut counters = serde_json::Map::new();
@@ -175,7 +177,8 @@ async fn directly(
         counters.insert(area.into(), json!(c));
     }
     let plans = store.len(trees::PLANS).map_err(|e| e.to_string())?;
-    let stats = json!({"records": {"plans": plans}, "counters": counters});
+    let ledger = crate::tools::cache_stats::ledger_report(&store, ledger_lines).map_err(|e| e.to_string())?;
+    let stats = json!({"records": {"plans": plans}, "counters": counters, "ledger": ledger});
     let mut row = row_from_stats(root, &stats);
     row.status = "read".into();
     row.detail = "opened here (no refrain server was running for it)".into();
@@ -234,6 +237,12 @@ fn row_from_stats(root: &str, stats: &Value) -> StoreRow {
         result_hits_semantic: n("results", "hits_semantic"),
         tokens_saved: n("results", "tokens_saved"),
         hits_per_tool: per_tool,
+        ledger: stats.get("ledger").and_then(|l| serde_json::from_value(l.clone()).ok()),
+        usd_net: stats.pointer("/ledger/usd_net").and_then(Value::as_f64).unwrap_or(0.0),
+        ledger_lines: stats
+            .pointer("/ledger/lines")
+            .and_then(|l| serde_json::from_value(l.clone()).ok())
+            .unwrap_or_default(),
         ..StoreRow::default()
     }
 }
