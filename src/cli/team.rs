@@ -178,12 +178,13 @@ async fn search(project: Project, config: Config, query: &str, limit: usize) -> 
     };
     eprintln!("refrain team search: {why}; searching this machine's copy of the team's plans instead");
     let link = Link::open(project, config).await?;
-    let v = super::plans::call(&link, "plan_lookup", json!({"task": query, "dry_run": true})).await;
+    let v = super::plans::call(&link, "plan_lookup", json!({"task": query, "dry_run": true, "explain": true})).await;
     // As the owner, this process may have started loading a model: it must not exit under it.
     link.shutdown().await;
     let v = v?;
     let mut out = std::io::stdout().lock();
-    let cands: Vec<&serde_json::Value> = v["candidates"].as_array().into_iter().flatten().take(limit).collect();
+    let cands: Vec<&serde_json::Value> =
+        v["explain"]["candidates"].as_array().into_iter().flatten().take(limit).collect();
     writeln!(out, "{} plan(s) of {name}, searched on this machine:", cands.len())?;
     for c in cands {
         let score = c["cosine"].as_f64().map(|c| format!("{c:.3}")).unwrap_or_else(|| "  -  ".into());

@@ -25,7 +25,7 @@ pub fn namespace(agent: Agent) -> String {
 
 /// `plan_lookup` for a submitted prompt (the values come from the prompt itself).
 pub fn plan_lookup(prompt: &str, _p: &Payload) -> Value {
-    json!({"task": prompt})
+    json!({"task": prompt, "via_hook": true})
 }
 
 /// Most steps sent for one turn.

@@ -82,7 +82,7 @@ fn before_submit_prompt_hands_the_plan_to_the_model_as_additional_context() {
     let r = Run::new();
     let (out, seen) =
         r.hook(Agent::Cursor, "beforeSubmitPrompt", "beforeSubmitPrompt.json", vec![(calls::PLAN_LOOKUP, hit())]);
-    assert_eq!(seen[0], ("plan_lookup".to_string(), json!({"task": "Fix the typo in notes.txt"})));
+    assert_eq!(seen[0], ("plan_lookup".to_string(), json!({"task": "Fix the typo in notes.txt", "via_hook": true})));
     let out = out.unwrap();
     assert_eq!(out["continue"], true);
     let ctx = out["additional_context"].as_str().unwrap();

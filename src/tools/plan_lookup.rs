@@ -2,12 +2,15 @@
 
 use super::{Refrain, fail, internal, reply};
 use crate::ledger;
+use crate::plan::report::{Hit, Suggestion};
+use crate::plan::template::{Counters, Provenance, Step};
 use crate::plan::{service, validate::RuntimeCaps};
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{ErrorData, model::CallToolResult, tool, tool_router};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 /// Parameters of `plan_lookup`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -27,10 +30,15 @@ pub struct PlanLookupParams {
     /// reports over past prompts. Leave it out when you are about to do the task.
     #[serde(default)]
     pub dry_run: bool,
-    /// Score every candidate with the verifier, those a gate dropped too, and list them all (for
-    /// evaluations; the decision is the same, the lookup slower). Default false.
+    /// Answer with the whole lookup under `explain`: the normalised task, its key, and every
+    /// candidate scored by the verifier, those a gate dropped too (for evaluations; the decision
+    /// is the same, the lookup slower and its answer long). Default false.
     #[serde(default)]
     pub explain: bool,
+    /// Set by refrain's own prompt hook, which shows the agent its own text of the plan (and
+    /// reports that to the savings ledger): this answer reaches no model.
+    #[serde(default)]
+    pub via_hook: bool,
     /// The `plan_id` of a `suggestion` from an earlier plan_lookup that you judged to be the same
     /// kind of task as `task`. refrain then does not search or verify: it fills that plan's steps
     /// with this task's values (and `context`) and answers `accepted`, or `needs_values` with the
@@ -39,7 +47,40 @@ pub struct PlanLookupParams {
     pub plan_id: Option<String>,
 }
 
-/// Output of `plan_lookup`.
+/// A served plan: what an agent needs to follow it and report on it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HitOut {
+    /// The plan id (report the outcome with plan_feedback).
+    pub plan_id: String,
+    /// The verifier's score (1 for the same wording).
+    pub score: f32,
+    /// How it was verified: `exact` (the same wording), `cross_encoder`, `cosine` or `llm`.
+    pub method: String,
+    /// The steps, with this task's values filled in.
+    pub steps: Vec<Step>,
+    /// Each slot's value.
+    pub values: BTreeMap<String, Value>,
+    /// Where the plan came from.
+    pub provenance: Provenance,
+    /// Its hits and reported outcomes before this one.
+    pub counters: Counters,
+}
+
+impl From<&Hit> for HitOut {
+    fn from(h: &Hit) -> HitOut {
+        HitOut {
+            plan_id: h.plan_id.clone(),
+            score: h.score,
+            method: h.method.clone(),
+            steps: h.steps.clone(),
+            values: h.values.clone(),
+            provenance: h.provenance.clone(),
+            counters: h.counters.clone(),
+        }
+    }
+}
+
+/// Output of `plan_lookup`: short by default, every detail under `explain` when asked.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PlanLookupOutput {
     /// `hit` (follow `hit.steps`) or `miss` (plan yourself, then call plan_store). A miss may
@@ -48,9 +89,19 @@ pub struct PlanLookupOutput {
     /// (`accepted.unfilled` lists the slots to give in `context`; the steps still hold their
     /// placeholders).
     pub status: String,
-    /// The lookup: the hit, or the reason and nearest candidates (absent with `plan_id`).
-    #[serde(flatten)]
-    pub lookup: Option<service::Lookup>,
+    /// The served plan, on a hit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hit: Option<HitOut>,
+    /// Why nothing was served, on a miss.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// On a miss, a stored task that came close (never a hit): to take its plan, call again
+    /// with its `plan_id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<Suggestion>,
+    /// With `explain`: the whole lookup (normalised task, key, every candidate and its verdict).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<service::Lookup>,
     /// With `plan_id`: the suggested plan filled with this task's values.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accepted: Option<service::Accepted>,
@@ -111,8 +162,16 @@ impl Refrain {
             Some(h) => (ledger::Kind::PlanHit, h.plan_id.clone()),
             None => (ledger::Kind::PlanMiss, String::new()),
         };
-        let out = reply(text, &PlanLookupOutput { status, lookup: Some(lookup), accepted: None });
-        if p.dry_run { out } else { super::ledgered(&self.app, kind, &subject, None, out) }
+        let out = PlanLookupOutput {
+            status,
+            hit: lookup.hit.as_ref().map(HitOut::from),
+            reason: lookup.reason.clone(),
+            suggestion: lookup.suggestion.clone(),
+            explain: p.explain.then_some(lookup),
+            accepted: None,
+        };
+        let out = reply(text, &out);
+        if p.dry_run || p.via_hook { out } else { super::ledgered(&self.app, kind, &subject, None, out) }
     }
 }
 
@@ -149,6 +208,14 @@ fn accept(app: &crate::app::App, id: &str, p: &PlanLookupParams) -> Result<CallT
         Some(c) => format!("{text}; caution: {c}"),
         None => text,
     };
-    let out = reply(text, &PlanLookupOutput { status: status.to_string(), lookup: None, accepted: Some(a) });
+    let out = PlanLookupOutput {
+        status: status.to_string(),
+        hit: None,
+        reason: None,
+        suggestion: None,
+        explain: None,
+        accepted: Some(a),
+    };
+    let out = reply(text, &out);
     if p.dry_run { out } else { super::ledgered(app, ledger::Kind::PlanTaken, id, None, out) }
 }

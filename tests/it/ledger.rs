@@ -63,6 +63,10 @@ async fn hooks_and_tools_fill_the_ledger_and_stats_and_report_show_the_net_with_
     let injected_tokens = refrain::tokens::count(&context);
     assert_eq!(l["per_kind"]["injected"]["added"], injected_tokens, "the injected text is counted exactly: {l}");
     assert_eq!(l["per_kind"]["plan_miss"]["lines"], 1, "{l}");
+    assert!(
+        l["per_kind"].get("plan_hit").is_none(),
+        "the hook's own lookup reaches no model, so it is not counted: {l}"
+    );
     let (removed, added, fixed) =
         (l["removed"].as_i64().unwrap(), l["added"].as_i64().unwrap(), l["fixed"].as_i64().unwrap());
     assert_eq!(l["net"].as_i64().unwrap(), removed - added - fixed, "{l}");

@@ -24,7 +24,7 @@ async fn a_plan_serves_its_kind_of_task_and_nothing_else() {
         s.ok("plan_store", json!({"task": "add a `--verbose` flag to src/main.rs", "template": template()})).await;
     let id = stored["plan_id"].as_str().unwrap().to_string();
     // Without a model the same wording with other values is served (an exact match).
-    let hit = s.ok("plan_lookup", json!({"task": "add a --quiet flag to src/cli.rs"})).await;
+    let hit = s.ok("plan_lookup", json!({"task": "add a --quiet flag to src/cli.rs", "explain": true})).await;
     assert_eq!(hit["status"], "hit", "{hit}");
     assert_eq!(hit["hit"]["method"], "exact", "{hit}");
     assert_eq!(hit["hit"]["steps"][1]["inputs"], json!({"path": "src/cli.rs", "flag": "--quiet"}));
@@ -34,7 +34,7 @@ async fn a_plan_serves_its_kind_of_task_and_nothing_else() {
         "add a flag to src/cli.rs",
         "please add the --quiet option in src/cli.rs",
     ] {
-        let miss = s.ok("plan_lookup", json!({"task": negative})).await;
+        let miss = s.ok("plan_lookup", json!({"task": negative, "explain": true})).await;
         assert_eq!(miss["status"], "miss", "{negative}: {miss}");
     }
     let wrong =
@@ -43,9 +43,9 @@ async fn a_plan_serves_its_kind_of_task_and_nothing_else() {
     for _ in 0..3 {
         s.ok("plan_feedback", json!({"plan_id": id, "outcome": "failure"})).await;
     }
-    let q = s.ok("plan_lookup", json!({"task": "add a `--x` flag to src/a.rs"})).await;
-    assert_eq!(q["candidates"][0]["failed"], "quarantined", "{q}");
-    let bucket = q["key"]["bucket"].as_str().unwrap();
+    let q = s.ok("plan_lookup", json!({"task": "add a `--x` flag to src/a.rs", "explain": true})).await;
+    assert_eq!(q["explain"]["candidates"][0]["failed"], "quarantined", "{q}");
+    let bucket = q["explain"]["key"]["bucket"].as_str().unwrap();
     let ev = s.ok("cache_evict", json!({"what": {"target": "plan_bucket", "bucket": bucket}})).await;
     assert_eq!(ev["evicted"], 1, "{ev}");
 }

@@ -39,7 +39,7 @@ async fn an_accepted_suggestion_carries_the_new_tasks_values_and_is_never_a_hit(
     let env = Env::with_calibration(&strict());
     let (s, id) = serve_with_old_logs(&env).await;
     let task = "which files under /srv/www were modified more than 7 days ago";
-    let miss = s.ok("plan_lookup", json!({"task": task})).await;
+    let miss = s.ok("plan_lookup", json!({"task": task, "explain": true})).await;
     assert_eq!(miss["status"], "miss", "{miss}");
     assert_eq!(miss["suggestion"]["plan_id"], id.as_str(), "{miss}");
     assert_eq!(miss["suggestion"]["failed"], "verifier", "{miss}");
@@ -66,9 +66,10 @@ async fn an_accepted_suggestion_carries_the_new_tasks_values_and_is_never_a_hit(
         assert_eq!((c["bias"].as_f64(), c["failure_streak"].as_u64()), (Some(0.0), Some(0)), "{out}");
     }
     let l = s.ok("plan_lookup", json!({"task": task, "explain": true})).await;
-    let cand = l["candidates"].as_array().unwrap().iter().find(|c| c["plan_id"] == id.as_str()).unwrap().clone();
+    let cand =
+        l["explain"]["candidates"].as_array().unwrap().iter().find(|c| c["plan_id"] == id.as_str()).unwrap().clone();
     assert!((cand["verifier"]["threshold"].as_f64().unwrap() - 0.99).abs() < 1e-3, "the bar did not move: {l}");
-    let hit = s.ok("plan_lookup", json!({"task": OLD_LOGS})).await;
+    let hit = s.ok("plan_lookup", json!({"task": OLD_LOGS, "explain": true})).await;
     assert_eq!(hit["status"], "hit", "still served for its own task: {hit}");
 }
 
@@ -77,7 +78,7 @@ async fn a_slot_the_task_cannot_fill_is_listed_then_filled_from_context() {
     let env = Env::with_calibration(&strict());
     let (s, id) = serve_with_old_logs(&env).await;
     let task = "find files modified more than 14 days ago";
-    let miss = s.ok("plan_lookup", json!({"task": task})).await;
+    let miss = s.ok("plan_lookup", json!({"task": task, "explain": true})).await;
     assert_eq!(miss["status"], "miss", "{miss}");
     // Only the value gate refused it: it comes back as a suggestion the agent can complete.
     assert_eq!(miss["suggestion"]["plan_id"], id.as_str(), "{miss}");

@@ -31,7 +31,7 @@ async fn tasks_without_a_known_verb_are_stored_and_their_own_text_hits() {
         ("Make a gzip archive of the logs directory", "tar czf logs.tar.gz logs"),
     ] {
         let stored = store(&s, task, one_step(command)).await;
-        let hit = s.ok("plan_lookup", json!({"task": task})).await;
+        let hit = s.ok("plan_lookup", json!({"task": task, "explain": true})).await;
         assert_eq!(hit["status"], "hit", "{task}: {hit}");
         assert_eq!(hit["hit"]["plan_id"], stored["plan_id"]);
         assert_eq!(hit["hit"]["steps"][0]["inputs"]["command"], command);
@@ -49,7 +49,7 @@ async fn trace_values_become_slots_and_other_values_fill_them() {
     ]});
     let stored = store(&s, "add a dependency on regex version 1.10", trace).await;
     assert_eq!(stored["masked"], "add a dependency on <name> version <version>", "{stored}");
-    let hit = s.ok("plan_lookup", json!({"task": "add a dependency on serde version 1.0.200"})).await;
+    let hit = s.ok("plan_lookup", json!({"task": "add a dependency on serde version 1.0.200", "explain": true})).await;
     assert_eq!(hit["status"], "hit", "{hit}");
     assert_eq!(hit["hit"]["steps"][0]["inputs"]["text"], "Add serde 1.0.200 to Cargo.toml");
     assert_eq!(hit["hit"]["steps"][1]["inputs"]["command"], "cargo add serde@1.0.200");
@@ -59,7 +59,7 @@ async fn trace_values_become_slots_and_other_values_fill_them() {
         {"tool": "Bash", "inputs": {"command": "rg -l 'run_server' src"}, "side_effect": false, "family": "shell"}
     ]});
     store(&s, "rename fn run_server to serve", trace).await;
-    let hit = s.ok("plan_lookup", json!({"task": "rename fn start to launch"})).await;
+    let hit = s.ok("plan_lookup", json!({"task": "rename fn start to launch", "explain": true})).await;
     assert_eq!(hit["status"], "hit", "{hit}");
     assert_eq!(hit["hit"]["steps"][0]["inputs"]["old_string"], "fn start(");
     assert_eq!(hit["hit"]["steps"][0]["inputs"]["new_string"], "fn launch(");
@@ -73,10 +73,10 @@ async fn slots_are_filled_by_alignment_in_another_word_order() {
         {"tool": "Bash", "inputs": {"command": "cargo add regex@1.10"}, "side_effect": true, "family": "shell"}
     ]});
     store(&s, "add a dependency on regex version 1.10", trace).await;
-    let l = s.ok("plan_lookup", json!({"task": "add serde 1.0.200 as a dependency"})).await;
+    let l = s.ok("plan_lookup", json!({"task": "add serde 1.0.200 as a dependency", "explain": true})).await;
     // The crate and the version were found (no value gate failed); whether it is the same task is
     // the verifier's call, and a hit serves the new values.
-    let best = &l["candidates"][0];
+    let best = &l["explain"]["candidates"][0];
     assert_eq!(best["exact"], false, "{l}");
     assert!(best["verifier"]["score"].is_number(), "the verifier judged it: {l}");
     match l["status"].as_str() {
@@ -92,24 +92,26 @@ async fn a_value_the_plan_cannot_use_is_a_miss_that_names_it() {
     let literal =
         json!({"steps": [{"tool": "Bash", "inputs": {"command": "find . -name '*.txt'"}, "family": "shell"}]});
     s.ok("plan_store", json!({"task": "find all .txt files", "template": literal})).await;
-    let l = s.ok("plan_lookup", json!({"task": "find all .py files"})).await;
+    let l = s.ok("plan_lookup", json!({"task": "find all .py files", "explain": true})).await;
     assert_eq!(l["status"], "miss", "{l}");
-    assert_eq!(l["candidates"][0]["failed"], "coverage", "{l}");
-    assert!(l["candidates"][0]["detail"].as_str().unwrap().contains(".py"), "{l}");
+    assert_eq!(l["explain"]["candidates"][0]["failed"], "coverage", "{l}");
+    assert!(l["explain"]["candidates"][0]["detail"].as_str().unwrap().contains(".py"), "{l}");
 
     let older = one_step("find /var/log -mtime +30");
     store(&s, "find files modified more than 30 days ago in /var/log", older).await;
-    let hit = s.ok("plan_lookup", json!({"task": "find files modified more than 7 days ago in /srv/www"})).await;
+    let hit = s
+        .ok("plan_lookup", json!({"task": "find files modified more than 7 days ago in /srv/www", "explain": true}))
+        .await;
     assert_eq!(hit["hit"]["steps"][0]["inputs"]["command"], "find /srv/www -mtime +7", "{hit}");
     for (task, stage) in [
         ("find files larger than 100 MB in /var/log", "coverage"),
         ("find files modified less than 30 days ago in /var/log", "opposite"),
         ("find files modified more than 30 days ago", "required_slots"),
     ] {
-        let l = s.ok("plan_lookup", json!({"task": task})).await;
+        let l = s.ok("plan_lookup", json!({"task": task, "explain": true})).await;
         assert_eq!(l["status"], "miss", "{task}: {l}");
         let stages: Vec<&str> =
-            l["candidates"].as_array().unwrap().iter().filter_map(|c| c["failed"].as_str()).collect();
+            l["explain"]["candidates"].as_array().unwrap().iter().filter_map(|c| c["failed"].as_str()).collect();
         assert!(stages.contains(&stage), "{task}: {l}");
     }
 }
@@ -122,12 +124,12 @@ async fn a_bare_absolute_directory_is_a_value_the_plan_fills() {
         store(&s, "delete files older than 30 days in /var/log", one_step("find /var/log -mtime +30 -delete")).await;
     assert_eq!(stored["masked"], "delete files older than <number> days in <path>", "{stored}");
     // `/tmp` is one segment: it is a path, so the plan is served with it filled in.
-    let hit = s.ok("plan_lookup", json!({"task": "delete files older than 7 days in /tmp"})).await;
+    let hit = s.ok("plan_lookup", json!({"task": "delete files older than 7 days in /tmp", "explain": true})).await;
     assert_eq!(hit["status"], "hit", "{hit}");
     assert_eq!(hit["hit"]["steps"][0]["inputs"]["command"], "find /tmp -mtime +7 -delete", "{hit}");
     // And a plan stored for `/tmp` is never served for `/srv` with `/tmp` left in it.
     store(&s, "list the biggest files in /tmp", one_step("du -ah /tmp | sort -rh | head -n 20")).await;
-    let hit = s.ok("plan_lookup", json!({"task": "list the biggest files in /srv"})).await;
+    let hit = s.ok("plan_lookup", json!({"task": "list the biggest files in /srv", "explain": true})).await;
     assert_eq!(hit["status"], "hit", "{hit}");
     assert_eq!(hit["hit"]["steps"][0]["inputs"]["command"], "du -ah /srv | sort -rh | head -n 20", "{hit}");
 }
@@ -140,9 +142,9 @@ async fn remove_is_never_served_an_add_plan() {
         "slots": [{"name": "flag", "type": "flag"}, {"name": "path", "type": "path"}]});
     s.ok("plan_store", json!({"task": "add a `--verbose` flag to src/main.rs", "template": template})).await;
     for task in ["remove the `--verbose` flag from src/main.rs", "delete the --quiet flag in src/cli.rs"] {
-        let l = s.ok("plan_lookup", json!({"task": task})).await;
+        let l = s.ok("plan_lookup", json!({"task": task, "explain": true})).await;
         assert_eq!(l["status"], "miss", "{task}: {l}");
-        assert_eq!(l["candidates"][0]["failed"], "opposite", "{task}: {l}");
+        assert_eq!(l["explain"]["candidates"][0]["failed"], "opposite", "{task}: {l}");
     }
 }
 
@@ -169,7 +171,7 @@ async fn a_rephrased_shell_task_hits_with_its_own_values() {
         ("which files under /srv/www were modified more than 7 days ago", "find /srv/www -mtime +7"),
         ("find the files in /var/tmp that were modified more than 3 days ago", "find /var/tmp -mtime +3"),
     ] {
-        let l = s.ok("plan_lookup", json!({"task": task})).await;
+        let l = s.ok("plan_lookup", json!({"task": task, "explain": true})).await;
         assert_eq!(l["status"], "hit", "{task}: {l}");
         assert_eq!(l["hit"]["plan_id"], id.as_str());
         assert_eq!(l["hit"]["method"], "cosine", "a rephrasing is judged, not an exact match: {l}");
@@ -194,7 +196,7 @@ async fn near_misses_and_never_stored_tasks_get_no_plan() {
         "create a new git branch called release-2.0",
         "convert README.md to PDF with pandoc",
     ] {
-        let l = s.ok("plan_lookup", json!({"task": task})).await;
+        let l = s.ok("plan_lookup", json!({"task": task, "explain": true})).await;
         assert_eq!(l["status"], "miss", "{task}: {l}");
         assert!(l["hit"].is_null(), "{task}: {l}");
     }
@@ -210,10 +212,10 @@ async fn a_rejected_near_match_is_a_suggestion_not_a_hit() {
     let s = Server::spawn(cmd).await;
     let id = store_old_logs(&s).await;
     let near = "which files under /srv/www were modified more than 7 days ago";
-    let l = s.ok("plan_lookup", json!({"task": near})).await;
+    let l = s.ok("plan_lookup", json!({"task": near, "explain": true})).await;
     assert_eq!(l["status"], "miss", "{l}");
     assert!(l["hit"].is_null(), "{l}");
-    assert_eq!(l["candidates"][0]["failed"], "verifier", "{l}");
+    assert_eq!(l["explain"]["candidates"][0]["failed"], "verifier", "{l}");
     assert_eq!(l["suggestion"]["task"], OLD_LOGS, "{l}");
     assert_eq!(l["suggestion"]["plan_id"], id.as_str());
     let score = l["suggestion"]["score"].as_f64().unwrap();
@@ -230,24 +232,24 @@ async fn failures_raise_the_plans_own_threshold_then_quarantine_it() {
     let s = env.serve().await;
     let id = store_old_logs(&s).await;
     let other = "which files under /srv/www were modified more than 7 days ago";
-    let before = s.ok("plan_lookup", json!({"task": other})).await;
+    let before = s.ok("plan_lookup", json!({"task": other, "explain": true})).await;
     assert_eq!(before["status"], "hit", "{before}");
-    let b = before["candidates"][0]["verifier"]["threshold"].as_f64().unwrap();
+    let b = before["explain"]["candidates"][0]["verifier"]["threshold"].as_f64().unwrap();
     let out = s.ok("plan_feedback", json!({"plan_id": id, "outcome": "failure", "reason": "wrong directory"})).await;
     assert!(out["quarantined"].is_null(), "{out}");
-    let after = s.ok("plan_lookup", json!({"task": other})).await;
-    let a = after["candidates"][0]["verifier"]["threshold"].as_f64().unwrap();
+    let after = s.ok("plan_lookup", json!({"task": other, "explain": true})).await;
+    let a = after["explain"]["candidates"][0]["verifier"]["threshold"].as_f64().unwrap();
     assert!((a - b - 0.05).abs() < 1e-3, "threshold {b} -> {a}");
     for _ in 0..2 {
         s.ok("plan_feedback", json!({"plan_id": id, "outcome": "failure"})).await;
     }
     for task in [OLD_LOGS, other] {
-        let l = s.ok("plan_lookup", json!({"task": task})).await;
+        let l = s.ok("plan_lookup", json!({"task": task, "explain": true})).await;
         assert_eq!(l["status"], "miss", "{l}");
-        assert_eq!(l["candidates"][0]["failed"], "quarantined", "{l}");
+        assert_eq!(l["explain"]["candidates"][0]["failed"], "quarantined", "{l}");
     }
     s.ok("plan_feedback", json!({"plan_id": id, "outcome": "release"})).await;
-    let l = s.ok("plan_lookup", json!({"task": other})).await;
+    let l = s.ok("plan_lookup", json!({"task": other, "explain": true})).await;
     assert_eq!(l["status"], "hit", "released, it is served again at its own bar: {l}");
 }
 
@@ -258,11 +260,12 @@ async fn explain_scores_every_candidate_and_names_the_gate() {
     store_old_logs(&s).await;
     let l = s.ok("plan_lookup", json!({"task": "find files larger than 100 MB in /var/log", "explain": true})).await;
     assert_eq!(l["status"], "miss", "{l}");
-    let c = &l["candidates"][0];
+    let c = &l["explain"]["candidates"][0];
     assert_eq!(c["gate"], "coverage", "{l}");
     assert!(c["cosine"].as_f64().unwrap() > 0.5, "{l}");
     let plain = s.ok("plan_lookup", json!({"task": "find files larger than 100 MB in /var/log"})).await;
     assert_eq!(plain["status"], "miss", "explaining changes no decision: {plain}");
+    assert!(plain.get("explain").is_none(), "without explain the answer stays short: {plain}");
 }
 
 #[tokio::test]

@@ -256,7 +256,7 @@ async fn look(
     let same_answer = served && answers_match(&out["hit"]["steps"], &item["answer"]);
     let right =
         if expect_hit { served && served_id == own && same_answer } else { served && served_id != own && same_answer };
-    let best = out["candidates"].get(0);
+    let best = out["explain"]["candidates"].get(0);
     let suggestion = out["suggestion"]["plan_id"].as_str().filter(|_| !served);
     let suggested = suggestion.map(|id| Some(id) == own);
     let (accepted, completed) = match (expect_hit, suggested) {
@@ -278,7 +278,7 @@ async fn look(
         let cand_right = |c: &Value| {
             expect_hit && c["plan_id"].as_str() == own && (c["plan_id"].as_str() != served_id || same_answer)
         };
-        let candidates: Vec<Value> = out["candidates"]
+        let candidates: Vec<Value> = out["explain"]["candidates"]
             .as_array()
             .into_iter()
             .flatten()

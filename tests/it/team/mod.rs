@@ -105,7 +105,7 @@ async fn eventually<T, F: std::future::Future<Output = Option<T>>>(what: &str, m
 }
 
 async fn lookup(s: &Server, task: &str) -> Value {
-    s.ok("plan_lookup", json!({"task": task})).await
+    s.ok("plan_lookup", json!({"task": task, "explain": true})).await
 }
 
 async fn plans(s: &Server) -> Vec<Value> {
@@ -223,7 +223,7 @@ async fn feedback_from_two_members_at_once_is_all_counted_and_a_quarantine_reach
     }
     eventually("A stops serving the quarantined plan", || async {
         let l = lookup(&sa, OTHER_VALUES).await;
-        (l["status"] != "hit" && l["candidates"][0]["failed"] == "quarantined").then_some(())
+        (l["status"] != "hit" && l["explain"]["candidates"][0]["failed"] == "quarantined").then_some(())
     })
     .await;
     let row = c.query_one("SELECT failures, quarantined FROM refrain_plans WHERE id = $1", &[&id]).await.unwrap();

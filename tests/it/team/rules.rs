@@ -69,7 +69,7 @@ async fn storing_again_a_plan_the_team_quarantined_keeps_it_quarantined_until_re
     for _ in 0..3 {
         sb.ok("plan_feedback", json!({"plan_id": id, "outcome": "failure", "reason": "wrong file"})).await;
     }
-    let quarantined = |l: &Value| l["status"] != "hit" && l["candidates"][0]["failed"] == "quarantined";
+    let quarantined = |l: &Value| l["status"] != "hit" && l["explain"]["candidates"][0]["failed"] == "quarantined";
     eventually("A has the team's quarantine", || async { quarantined(&lookup(&sa, OTHER_VALUES).await).then_some(()) })
         .await;
     // A's agent stores the plan again: it stays quarantined, for A and the team, and A is told why.

@@ -123,7 +123,7 @@ async fn plans(size: usize, model_dir: Option<PathBuf>, verbose: bool) -> anyhow
                     }
                 }
             } else if verbose {
-                eprintln!("MISS {} [{task}] {} / {}", f.name, out["key"]["action"], out["key"]["kind"]);
+                eprintln!("MISS {} [{task}] {}", f.name, out["reason"]);
             }
         }
         for (i, n) in f.negatives.iter().enumerate() {
