@@ -60,13 +60,19 @@ impl Scratch {
     }
 
     fn run(&self, args: &[&str]) -> String {
+        self.run_in(args, "/usr/local/bin:/usr/bin:/bin", "/bin/bash")
+    }
+
+    /// `run` with this PATH and SHELL.
+    fn run_in(&self, args: &[&str], path: &str, shell: &str) -> String {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
         let out = Command::new("bash")
             .arg(script)
             .args(args)
             .current_dir(&self.project)
             .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("PATH", path)
+            .env("SHELL", shell)
             .env("HOME", &self.home)
             .env("REFRAIN_BIN_DIR", self.home.join("bin"))
             .env("REFRAIN_HOME", self.home.join("data"))
@@ -96,7 +102,10 @@ fn install_sh_round_trip_leaves_every_file_as_it_was(#[case] scope: &str) {
     assert!(dry.contains("would"), "{dry}");
     assert_eq!(all(&s), original, "a dry run changed files");
 
-    s.run(&["--no-build", "--scope", scope]);
+    let log = s.run(&["--no-build", "--scope", scope]);
+    for next in ["Next:", "claude mcp list", "Trust all and continue", "refrain config"] {
+        assert!(log.contains(next), "the install does not end with what to do next ({next}):\n{log}");
+    }
     let installed = all(&s);
     assert!(s.home.join("bin/refrain").exists());
     if scope == "user" {
@@ -349,4 +358,50 @@ fn the_shipped_verifier_model_matches_its_manifest_and_its_calibration() {
     if let Some(sha) = calibrated_for {
         assert_eq!(Some(sha), manifest["files"]["model.onnx"].as_str(), "calibration.json was made for another model");
     }
+}
+
+/// A bin dir that is not on PATH gets the exact line that puts it there, for the user's shell; one
+/// that is gets no such line.
+#[rstest]
+#[case::bash("/bin/bash", "echo 'export PATH=\"$HOME/bin:$PATH\"' >> $HOME/.bashrc")]
+#[case::zsh("/usr/bin/zsh", "echo 'export PATH=\"$HOME/bin:$PATH\"' >> $HOME/.zshrc")]
+#[case::fish("/usr/bin/fish", "fish_add_path \"$HOME/bin\"")]
+#[case::other("/bin/ksh", "echo 'export PATH=\"$HOME/bin:$PATH\"' >> $HOME/.profile")]
+fn install_sh_says_how_to_put_the_bin_dir_on_path_for_the_users_shell(#[case] shell: &str, #[case] line: &str) {
+    let s = Scratch::new();
+    let args = ["--no-build", "--only", "claude", "--dry-run"];
+    let log = s.run_in(&args, "/usr/local/bin:/usr/bin:/bin", shell);
+    assert!(log.contains("is not on your PATH") && log.contains(line), "{line} missing:\n{log}");
+    let on_path = format!("{}:/usr/local/bin:/usr/bin:/bin", s.home.join("bin").display());
+    let log = s.run_in(&args, &on_path, shell);
+    assert!(!log.contains("is not on your PATH"), "{log}");
+}
+
+/// On a platform install.sh has no ONNX Runtime for, it stops before building or downloading
+/// anything, naming the platform (`uname` is replaced on PATH to play it).
+#[rstest]
+#[case::intel_mac("Darwin", "x86_64", "macOS x86_64 is not supported")]
+#[case::bsd("FreeBSD", "amd64", "FreeBSD amd64 is not supported")]
+#[case::riscv("Linux", "riscv64", "Linux riscv64 is not supported")]
+fn install_sh_stops_on_a_platform_it_has_no_runtime_for(#[case] os: &str, #[case] arch: &str, #[case] said: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let (fake, models) = (tmp.path().join("fake-bin"), tmp.path().join("models"));
+    std::fs::create_dir_all(&fake).unwrap();
+    let uname = format!("#!/bin/sh\ncase \"$1\" in -s) echo {os} ;; -m) echo {arch} ;; esac\n");
+    std::fs::write(fake.join("uname"), uname).unwrap();
+    std::fs::set_permissions(fake.join("uname"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh"))
+        .arg("--model-only")
+        .env_clear()
+        .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", fake.display()))
+        .env("HOME", tmp.path())
+        .env("REFRAIN_MODEL_DIR", &models)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "install.sh went on for {os} {arch}:\n{log}");
+    assert!(log.contains(said) && log.contains("Linux x86_64, Linux arm64 and macOS arm64"), "{log}");
+    assert!(!models.exists(), "nothing may be provisioned on {os} {arch}");
 }
