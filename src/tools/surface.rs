@@ -26,10 +26,9 @@ pub const DEFAULT: [&str; 6] =
 
 /// What the agent reads at `initialize` (Claude Code adds it to the system prompt): when to call
 /// which tool, in as few words as say it.
-pub const INSTRUCTIONS: &str = "refrain remembers this project's work. Call plan_lookup before planning a task, \
-plan_store after a multi-step one, plan_feedback once a plan from refrain worked or failed, and \
-response_cache_get before re-running a read-only tool. The user sees what was saved with `refrain report` \
-or `refrain dashboard`.";
+pub const INSTRUCTIONS: &str = "refrain remembers this project's work: plan_lookup before planning a task, \
+plan_store after a multi-step one, plan_feedback on how its plan went, response_cache_get before re-running a \
+read-only tool. The user sees savings with `refrain report` or `refrain dashboard`.";
 
 /// A listed tool's short description and input schema, replacing the full ones.
 struct Short {
@@ -41,18 +40,18 @@ struct Short {
 const SHORT: [Short; 6] = [
     Short {
         name: "compact_preview",
-        description: "Preview what compacting a conversation would clear (old tool results, thinking), tokens before and after, and the effect on the prompt cache.",
+        description: "Preview what compacting a session would clear, tokens before and after, and the prompt-cache effect.",
         input: || {
             json!({"type": "object", "properties": {
-                "transcript": {"type": "string", "description": "Path of a Claude Code or Codex session file."},
-                "messages": {"type": "array", "items": {"type": "object"}, "description": "Or the messages."},
+                "transcript": {"type": "string", "description": "A Claude Code or Codex session file."},
+                "messages": {"type": "array", "items": {"type": "object"}},
                 "preset": {"type": "string", "enum": ["anthropic_clear_tool_uses", "claude_code_microcompact", "agentcache"]}
             }})
         },
     },
     Short {
         name: "explain_cache_break",
-        description: "Explain why a provider's prompt cache broke between two requests, or in a Claude Code or Codex session file: first divergence, causes, tokens and cost lost, fixes.",
+        description: "Explain why the prompt cache broke between two requests or in a session file: first divergence, causes, tokens and cost lost, fixes.",
         input: || {
             json!({"type": "object", "properties": {
                 "before": {"type": "object", "description": "Earlier request body."},
@@ -75,7 +74,7 @@ const SHORT: [Short; 6] = [
     },
     Short {
         name: "plan_lookup",
-        description: "Find a stored plan for a task of a kind done before. A hit gives steps filled with this task's values; a miss may name near plans: to take one, call again with its plan_id.",
+        description: "Find a stored plan for this kind of task: a hit gives filled steps; a miss may suggest plans, taken by calling again with plan_id.",
         input: || {
             json!({"type": "object", "properties": {
                 "task": {"type": "string"},
@@ -86,7 +85,7 @@ const SHORT: [Short; 6] = [
     },
     Short {
         name: "plan_store",
-        description: "After a multi-step task, store the steps you ran so the next task of its kind gets them from plan_lookup.",
+        description: "After a multi-step task, store the steps you ran for the next task of its kind.",
         input: || {
             json!({"type": "object", "properties": {
                 "task": {"type": "string"},
@@ -101,7 +100,7 @@ const SHORT: [Short; 6] = [
     },
     Short {
         name: "response_cache_get",
-        description: "Before re-running a read-only tool (read, grep, web fetch), get its fresh cached result by exact args or by a query's meaning.",
+        description: "Before re-running a read-only tool (read, grep, web fetch), get its fresh cached result by exact args or by query meaning.",
         input: || {
             json!({"type": "object", "properties": {
                 "tool": {"type": "string"},

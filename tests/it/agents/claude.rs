@@ -11,6 +11,12 @@ const ALLOWED: &str = "TaskCreate TaskUpdate Read Edit mcp__refrain";
 
 /// Runs `claude -p PROMPT` in the project against the mock; returns stdout and the wall time.
 fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
+    session_with(s, mock, prompt, false)
+}
+
+/// `session`, with Claude Code's tool search on (its default: MCP tools are deferred) or off
+/// (every tool definition in every request, as the scripted sessions need to call refrain's).
+fn session_with(s: &Scratch, mock: &Mock, prompt: &str, tool_search: bool) -> (String, Duration) {
     let clients = Clients::get();
     let mut cmd = Command::new(clients.bin("claude"));
     cmd.args(["-p", prompt, "--allowedTools", ALLOWED, "--output-format", "stream-json", "--verbose"])
@@ -20,7 +26,7 @@ fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
         .env("HOME", &s.home)
         .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", mock.port))
         .env("ANTHROPIC_API_KEY", "sk-ant-offline-test")
-        .env("ENABLE_TOOL_SEARCH", "false")
+        .env("ENABLE_TOOL_SEARCH", if tool_search { "true" } else { "false" })
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
     let (out, took) = run_agent(cmd, &mock.log.join("claude"), SESSION_LIMIT);
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr));
@@ -127,4 +133,29 @@ fn claude_mcp_list_shows_refrain_connected_over_stdio_http_and_sse() {
         assert!(line.contains("Connected"), "{name} is not connected:\n{list}\nserver log:\n{}", http.log());
     }
     assert!(list.contains(&*s.home.join("bin/refrain").to_string_lossy()), "{list}");
+}
+
+/// The same short session without and with refrain, with Claude Code's tool search on (its
+/// default: refrain's tools are deferred, each request names them) and off (every definition in
+/// every request): what refrain adds to each request stays within the budget either way.
+#[test]
+fn claude_code_requests_carry_at_most_the_budget_of_refrain() {
+    if opted_out("claude_code_requests_carry_at_most_the_budget_of_refrain") {
+        return;
+    }
+    for (tool_search, label) in [(true, "claude-code"), (false, "claude-code (tool search off)")] {
+        let tmp = tempfile::tempdir().unwrap();
+        let bare = Scratch::new();
+        let script =
+            json!({"steps": [{"name": "Read", "input": {"file_path": bare.file(NOTES)}}], "final": "Read it."});
+        let m0 = Mock::start(Api::Anthropic, &tmp.path().join("bare"), &script);
+        session_with(&bare, &m0, "Read notes.txt", tool_search);
+        let s = Scratch::new();
+        s.default_tools();
+        s.install("claude");
+        let script = json!({"steps": [{"name": "Read", "input": {"file_path": s.file(NOTES)}}], "final": "Read it."});
+        let m1 = Mock::start(Api::Anthropic, &tmp.path().join("with"), &script);
+        session_with(&s, &m1, "Read notes.txt", tool_search);
+        Overhead::measure(&m0, &m1).assert_within(label, refrain::tools::surface::BUDGET_TOKENS);
+    }
 }

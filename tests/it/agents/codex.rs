@@ -170,3 +170,26 @@ fn codex_app_server_lists_refrains_tools_and_calls_one() {
     let stats = call.get("structuredContent").or(call.get("structured_content")).unwrap_or(call);
     assert_registered_settings_reached_the_server(stats, &s);
 }
+
+/// The same short session without and with refrain: what refrain's default tool list and
+/// instructions add to each request Codex sends (it sends MCP tools in full), within the budget.
+#[test]
+fn codex_requests_carry_at_most_the_budget_of_refrain() {
+    if opted_out("codex_requests_carry_at_most_the_budget_of_refrain") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let script =
+        json!({"steps": [{"name": "exec_command", "arguments": {"cmd": "cat notes.txt"}}], "final": "Read it."});
+    let bare = Scratch::new();
+    let m0 = Mock::start(Api::Responses, &tmp.path().join("bare"), &script);
+    configure(&bare, m0.port);
+    session(&bare, &m0, "Read notes.txt");
+    let s = Scratch::new();
+    s.default_tools();
+    let m1 = Mock::start(Api::Responses, &tmp.path().join("with"), &script);
+    configure(&s, m1.port);
+    s.install("codex");
+    session(&s, &m1, "Read notes.txt");
+    Overhead::measure(&m0, &m1).assert_within("codex", refrain::tools::surface::BUDGET_TOKENS);
+}

@@ -95,3 +95,25 @@ fn gemini_cli_sessions_reach_refrain_dedup_a_read_store_a_plan_and_get_it_back()
     eprintln!("gemini session 2: {} ms", took.as_millis());
     assert_plan_handed_back(&mock2, Api::Gemini, &plan_id);
 }
+
+/// The same short session without and with refrain: what refrain adds to each request Gemini CLI
+/// sends, within the budget.
+#[test]
+fn gemini_cli_requests_carry_at_most_the_budget_of_refrain() {
+    if opted_out("gemini_cli_requests_carry_at_most_the_budget_of_refrain") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({"steps": [{"name": "read_file", "args": {"file_path": NOTES}}], "final": "Read it."});
+    let bare = Scratch::new();
+    configure(&bare);
+    let m0 = Mock::start(Api::Gemini, &tmp.path().join("bare"), &script);
+    session(&bare, &m0, "Read notes.txt");
+    let s = Scratch::new();
+    s.default_tools();
+    configure(&s);
+    s.install("gemini");
+    let m1 = Mock::start(Api::Gemini, &tmp.path().join("with"), &script);
+    session(&s, &m1, "Read notes.txt");
+    Overhead::measure(&m0, &m1).assert_within("gemini-cli", refrain::tools::surface::BUDGET_TOKENS);
+}

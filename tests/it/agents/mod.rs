@@ -81,6 +81,13 @@ impl Scratch {
         Scratch { _tmp: tmp, home, project, data }
     }
 
+    /// Puts the user's config back to refrain's default tool list (the sessions list cache_stats
+    /// too, see `new`): what a user who installed refrain and changed nothing has.
+    pub fn default_tools(&self) {
+        let file = self.home.join(".config/refrain/refrain.toml");
+        std::fs::write(file, "[hooks]\ntimeout_ms = 20000\n").unwrap();
+    }
+
     /// A path in the project.
     pub fn file(&self, rel: &str) -> String {
         self.project.join(rel).to_string_lossy().into_owned()
@@ -241,4 +248,58 @@ pub fn assert_registered_settings_reached_the_server(stats: &Value, s: &Scratch)
     let store = stats["store_path"].as_str().unwrap_or_default();
     assert!(store.starts_with(&*s.data.to_string_lossy()), "the agent's server did not use REFRAIN_HOME: {stats}");
     assert_ne!(stats["model"]["state"], "unavailable", "the agent's server did not find the model: {stats}");
+}
+
+/// What refrain adds to the requests an agent sends its model: the same scripted session run
+/// without refrain and with it (installed by install.sh, default settings), each request's body
+/// counted with refrain's tokenizer, paired by position.
+pub struct Overhead {
+    /// Tokens of each request body without refrain.
+    pub bare: Vec<u64>,
+    /// Tokens of each request body with refrain.
+    pub with: Vec<u64>,
+}
+
+impl Overhead {
+    /// Counts both mocks' requests.
+    pub fn measure(bare: &mock::Mock, with: &mock::Mock) -> Overhead {
+        let count = |m: &mock::Mock| -> Vec<u64> {
+            m.requests().iter().map(|r| refrain::tokens::count(&r.to_string())).collect()
+        };
+        Overhead { bare: count(bare), with: count(with) }
+    }
+
+    /// What refrain added to each request (paired by position).
+    pub fn added(&self) -> Vec<i64> {
+        self.bare.iter().zip(&self.with).map(|(b, w)| *w as i64 - *b as i64).collect()
+    }
+
+    /// One row of the README's per-agent table, printed for `--nocapture` and kept in
+    /// target/tmp/overhead/<agent>.md for the README.
+    pub fn row(&self, agent: &str) -> String {
+        let added = self.added();
+        let mean = added.iter().sum::<i64>() / added.len().max(1) as i64;
+        let row = format!(
+            "| {agent} | {} | {} | {} | {mean} | {} |",
+            added.len(),
+            self.bare.first().copied().unwrap_or(0),
+            self.with.first().copied().unwrap_or(0),
+            added.iter().max().copied().unwrap_or(0)
+        );
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tmp/overhead");
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(dir.join(format!("{agent}.md")), format!("{row}\n"));
+        eprintln!("{row}");
+        row
+    }
+
+    /// Asserts both sessions sent the same requests and refrain added at most `budget` tokens to
+    /// any of them.
+    pub fn assert_within(&self, agent: &str, budget: u64) {
+        let row = self.row(agent);
+        assert!(!self.bare.is_empty(), "{agent}: the session without refrain sent no request");
+        assert_eq!(self.bare.len(), self.with.len(), "{agent}: the sessions sent different numbers of requests: {row}");
+        let most = self.added().into_iter().max().unwrap_or(0);
+        assert!(most <= budget as i64, "{agent}: refrain adds {most} tokens to a request, over {budget}: {row}");
+    }
 }

@@ -163,3 +163,30 @@ fn opencode_sessions_reach_refrain_dedup_a_read_store_a_plan_and_get_it_back() {
     eprintln!("opencode session 2: {} ms", took.as_millis());
     assert_plan_handed_back(&mock2, Api::Chat, &plan_id);
 }
+
+/// The same short session without and with refrain: what refrain adds to each request opencode
+/// sends, within the budget.
+#[test]
+fn opencode_requests_carry_at_most_the_budget_of_refrain() {
+    if opted_out("opencode_requests_carry_at_most_the_budget_of_refrain") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut mocks = Vec::new();
+    for with in [false, true] {
+        let s = Scratch::new();
+        s.default_tools();
+        let script =
+            json!({"steps": [{"name": "read", "arguments": {"filePath": s.file(NOTES)}}], "final": "Read it."});
+        let mock = Mock::start(Api::Chat, &tmp.path().join(if with { "with" } else { "bare" }), &script);
+        configure(&s, mock.port);
+        if with {
+            s.install("opencode");
+        }
+        let server = Server::start(&s, &mock.log.join("serve"));
+        session(&s, &server, &mock, "Read notes.txt");
+        drop(server);
+        mocks.push((s, mock));
+    }
+    Overhead::measure(&mocks[0].1, &mocks[1].1).assert_within("opencode", refrain::tools::surface::BUDGET_TOKENS);
+}

@@ -128,3 +128,26 @@ fn qwen_code_sessions_reach_refrain_dedup_a_read_store_a_plan_and_get_it_back() 
     eprintln!("qwen session 2: {} ms", took.as_millis());
     assert_plan_handed_back(&mock2, Api::Chat, &plan_id);
 }
+
+/// The same short session without and with refrain: what refrain adds to each request Qwen Code
+/// sends (MCP tools offered directly, as the sessions configure it), within the budget.
+#[test]
+fn qwen_code_requests_carry_at_most_the_budget_of_refrain() {
+    if opted_out("qwen_code_requests_carry_at_most_the_budget_of_refrain") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cat = json!({"name": "run_shell_command", "arguments": {"command": "cat notes.txt"}});
+    let script = json!({"steps": [cat], "final": "Read it."});
+    let bare = Scratch::new();
+    configure(&bare);
+    let m0 = Mock::start(Api::Chat, &tmp.path().join("bare"), &script);
+    session(&bare, &m0, "Read notes.txt");
+    let s = Scratch::new();
+    s.default_tools();
+    configure(&s);
+    s.install("qwen");
+    let m1 = Mock::start(Api::Chat, &tmp.path().join("with"), &script);
+    session(&s, &m1, "Read notes.txt");
+    Overhead::measure(&m0, &m1).assert_within("qwen-code", refrain::tools::surface::BUDGET_TOKENS);
+}
