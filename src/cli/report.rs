@@ -101,7 +101,7 @@ pub fn plan(global: &GlobalArgs, args: &HistoryArgs) -> anyhow::Result<Plan> {
     };
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
     Ok(Plan {
-        options: Options { roots, project, since_ms, agent, threads },
+        options: Options { roots, project, since_ms, agent, threads, tool_cost: tool_cost() },
         rules,
         config,
         flags,
@@ -141,6 +141,18 @@ pub async fn build(plan: &Plan, cache: Option<&mut report::Cache>, show_progress
         ));
     }
     r
+}
+
+/// What refrain's default tool list costs each agent's requests, and a typical read note.
+fn tool_cost() -> report::model::ToolCost {
+    let default = ["default".to_string()];
+    let note = "[refrain] src/guide.md is unchanged since your read at message 12; 240 lines. That output is still \
+                in your context above, so it is not repeated here.";
+    report::model::ToolCost {
+        claude_code: crate::tools::surface::per_request_tokens("claude-code", &default),
+        codex: crate::tools::surface::per_request_tokens("codex", &default),
+        note: crate::tokens::count(note),
+    }
 }
 
 fn progress_bar(total: u64, show: bool) -> indicatif::ProgressBar {

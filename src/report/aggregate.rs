@@ -3,7 +3,7 @@
 
 use super::breaks::label;
 use super::file::FileSummary;
-use super::model::{CauseRow, Day, FileRow, ProjectRow, Report, StoreRow, TaskRow, Tokens, Waste};
+use super::model::{CauseRow, Day, FileRow, ProjectRow, Report, StoreRow, TaskRow, Tokens, ToolCost, Waste, WouldNet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -87,6 +87,43 @@ pub fn history(report: &mut Report, files: &[Arc<FileSummary>]) {
     report.repeated_files = rows;
 }
 
+/// What refrain's default setup would net on each project's history and in all: per session, the
+/// tokens of its repeated unchanged reads less the notes that would replace them, against the
+/// tool list on every request that session sent.
+pub fn would_net(report: &mut Report, files: &[Arc<FileSummary>], cost: ToolCost) {
+    if cost == ToolCost::default() {
+        return;
+    }
+    let mut per: BTreeMap<&str, WouldNet> = BTreeMap::new();
+    for f in files {
+        let (mut requests, mut reads, mut read_tokens) = (0, 0, 0);
+        for (t, w) in f.days.values() {
+            requests += t.requests;
+            reads += w.repeated_reads;
+            read_tokens += w.repeated_read_tokens;
+        }
+        let removed = read_tokens.saturating_sub(reads * cost.note);
+        let fixed = requests * cost.of(f.agent);
+        let w = per.entry(f.project.as_str()).or_default();
+        w.removed += removed;
+        w.fixed += fixed;
+        w.sessions += 1;
+        w.sessions_negative += u64::from(fixed > removed);
+    }
+    let total = &mut report.totals.would_net;
+    for p in &mut report.projects {
+        if let Some(mut w) = per.remove(p.root.as_str()) {
+            w.net = w.removed as i64 - w.fixed as i64;
+            total.removed += w.removed;
+            total.fixed += w.fixed;
+            total.sessions += w.sessions;
+            total.sessions_negative += w.sessions_negative;
+            p.would_net = w;
+        }
+    }
+    total.net = total.removed as i64 - total.fixed as i64;
+}
+
 fn waste_usd(w: &Waste) -> f64 {
     w.break_usd + w.repeated_read_usd
 }
@@ -152,4 +189,48 @@ pub fn stores(report: &mut Report, tasks: Vec<TaskRow>, stores: Vec<StoreRow>) {
         report.notes.push(format!("refrain store not read, its figures are missing: {u}"));
     }
     report.refrain = stores;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::{AgentKind, WouldNet};
+
+    fn file(project: &str, agent: AgentKind, requests: u64, reads: u64, read_tokens: u64) -> Arc<FileSummary> {
+        let mut f = FileSummary { agent: Some(agent), project: project.into(), ..FileSummary::default() };
+        let t = Tokens { requests, ..Tokens::default() };
+        let w = Waste { repeated_reads: reads, repeated_read_tokens: read_tokens, ..Waste::default() };
+        f.days.insert("2026-11-28".into(), (t, w));
+        Arc::new(f)
+    }
+
+    #[test]
+    fn would_net_weighs_removed_reads_against_the_tool_list_on_every_request_per_session() {
+        let files = vec![
+            file("/p", AgentKind::Codex, 10, 2, 5_000),
+            file("/p", AgentKind::ClaudeCode, 100, 0, 0),
+            file("/q", AgentKind::Codex, 1, 0, 0),
+        ];
+        let mut r = Report::default();
+        history(&mut r, &files);
+        would_net(&mut r, &files, ToolCost { claude_code: 80, codex: 600, note: 40 });
+        let p = r.projects.iter().find(|p| p.root == "/p").unwrap();
+        assert_eq!(
+            p.would_net,
+            WouldNet {
+                removed: 5_000 - 80,
+                fixed: 10 * 600 + 100 * 80,
+                net: 4_920 - 14_000,
+                sessions_negative: 2,
+                sessions: 2
+            }
+        );
+        let t = &r.totals.would_net;
+        assert_eq!((t.removed, t.fixed, t.sessions, t.sessions_negative), (4_920, 14_600, 3, 3));
+        assert_eq!(t.net, 4_920 - 14_600);
+        let mut none = Report::default();
+        history(&mut none, &files);
+        would_net(&mut none, &files, ToolCost::default());
+        assert_eq!(none.totals.would_net, WouldNet::default(), "no cost given: no estimate");
+    }
 }

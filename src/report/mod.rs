@@ -53,6 +53,9 @@ pub struct Options {
     pub agent: Option<AgentKind>,
     /// Files read in parallel.
     pub threads: usize,
+    /// What refrain's default tool list costs each request of each agent, for the estimate of
+    /// what refrain would net on this history (0: no estimate).
+    pub tool_cost: model::ToolCost,
 }
 
 /// Summaries of files already read, by path, valid while size and modification time hold.
@@ -131,6 +134,7 @@ pub fn analyze(
     report.history.claude_dir = opts.roots.claude.as_ref().filter(|d| d.is_dir()).map(|d| d.display().to_string());
     report.history.codex_dir = opts.roots.codex.as_ref().filter(|d| d.is_dir()).map(|d| d.display().to_string());
     aggregate::history(&mut report, &kept);
+    aggregate::would_net(&mut report, &kept, opts.tool_cost);
     (report, kept)
 }
 

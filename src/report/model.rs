@@ -181,6 +181,44 @@ pub struct StoreRow {
     pub ledger_lines: Vec<crate::ledger::Line>,
 }
 
+/// What refrain's tool list costs one request of each agent the report reads (Claude Code defers
+/// MCP tools and pays their names; Codex pays the full definitions).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ToolCost {
+    /// Tokens per Claude Code request.
+    pub claude_code: u64,
+    /// Tokens per Codex request.
+    pub codex: u64,
+    /// Tokens of the note that replaces a repeated read.
+    pub note: u64,
+}
+
+impl ToolCost {
+    /// The cost per request of `agent`.
+    pub fn of(&self, agent: Option<AgentKind>) -> u64 {
+        match agent {
+            Some(AgentKind::Codex) => self.codex,
+            _ => self.claude_code,
+        }
+    }
+}
+
+/// What refrain would net on the history read, by design: the repeated unchanged reads its notes
+/// would remove, against its tool list on every request.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WouldNet {
+    /// Tokens of the repeated reads, less the notes that would replace them.
+    pub removed: u64,
+    /// Tokens of refrain's tool list over every request.
+    pub fixed: u64,
+    /// removed - fixed.
+    pub net: i64,
+    /// Sessions where refrain would cost more than it removes.
+    pub sessions_negative: u64,
+    /// Sessions read.
+    pub sessions: u64,
+}
+
 /// One project's figures.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ProjectRow {
@@ -198,6 +236,8 @@ pub struct ProjectRow {
     pub repeated_tasks: u64,
     /// Prompt tokens spent on them.
     pub repeated_task_tokens: u64,
+    /// What refrain's default setup would net on this project's history.
+    pub would_net: WouldNet,
 }
 
 /// What was read.
@@ -252,6 +292,9 @@ pub struct Totals {
     pub tokens_net: i64,
     /// The net in dollars (estimate).
     pub usd_net: f64,
+    /// What refrain's default setup would net on the history read (notes for the repeated
+    /// unchanged reads, against the tool list on every request).
+    pub would_net: WouldNet,
 }
 
 /// The filters the report ran with.

@@ -113,6 +113,18 @@ pub fn render(r: &Report) -> String {
         num(t.result_hits),
         num(t.wrong_hit_reports)
     );
+    let w = &t.would_net;
+    if w.sessions > 0 {
+        let _ = writeln!(
+            o,
+            "  on this history refrain's defaults would net {} tokens: {} of repeated reads removed - {} for its tool list; {} of {} sessions net negative",
+            signed(w.net),
+            num(w.removed),
+            num(w.fixed),
+            num(w.sessions_negative),
+            num(w.sessions)
+        );
+    }
     for s in r.refrain.iter().filter(|s| !s.ledger_lines.is_empty()) {
         let _ = writeln!(o, "\nLEDGER {} (newest first; tokens removed, added, net)", clip_left(&s.project, 60));
         for l in &s.ledger_lines {
