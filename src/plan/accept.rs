@@ -107,6 +107,10 @@ pub fn accept(
     if !dry {
         let counter = if unfilled.is_empty() { "suggestions_accepted" } else { "accepts_need_values" };
         stats::bump(&app.store, "plans", counter, None, 1)?;
+        // A clean fill may become an alias of the plan once the agent reports it worked.
+        if unfilled.is_empty() && caution.is_none() {
+            super::alias::pending(&app.store, id, &clean, context)?;
+        }
     }
     Ok(Accepted {
         plan_id: rec.plan.id,

@@ -145,6 +145,10 @@ async fn lookup_with(
             Err(f) => c.failed = Some(f),
         }
     }
+    // A phrasing the agent took a suggestion for, and reported success with, is the plan's alias.
+    if hit.is_none() {
+        hit = super::alias::serve(app, &clean, context, caps, dry)?;
+    }
     let served = hit.as_ref().map(|h: &Hit| h.plan_id.clone());
     let shown = if explain { cands.len() } else { app.config.plans.report_candidates.max(1) };
     let candidates: Vec<CandidateReport> = cands.iter().take(shown).map(report).collect();

@@ -11,6 +11,7 @@
 //! types.
 
 pub mod accept;
+pub mod alias;
 pub mod align;
 pub mod canon;
 pub mod coverage;

@@ -177,6 +177,15 @@ pub async fn feedback(
     let policy =
         library::FeedbackPolicy { failure_bias: cfg.failure_bias, quarantine_after: cfg.quarantine_after, accepted };
     let plan = library::feedback(&app.store, id, outcome, reason, policy)?;
+    // A success makes a phrasing the agent took this plan for an alias (the `accepted` flag is
+    // the agent's word; a fill refrain handed out for this plan within the day is the same
+    // evidence when the agent forgot it). A failure takes its aliases back.
+    if outcome == library::Outcome::Success && super::alias::promote(&app.store, id)?.is_some() {
+        stats::bump(&app.store, "plans", "aliases", None, 1)?;
+    }
+    if outcome == library::Outcome::Failure {
+        super::alias::forget(&app.store, id)?;
+    }
     let counter = match outcome {
         library::Outcome::Success => "successes",
         library::Outcome::Failure => "failures",

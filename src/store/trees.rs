@@ -48,8 +48,13 @@ pub const TEAM_KNOWN: TreeName = TreeName("team_known");
 /// from and added to an agent's context).
 pub const LEDGER: TreeName = TreeName("ledger");
 
+/// Plan id -> the phrasing an agent accepted that plan for, until its outcome is reported.
+pub const PLAN_PENDING: TreeName = TreeName("plan_pending");
+/// Hash of a phrasing -> the plan the agent accepted it for and reported a success with (an alias).
+pub const PLAN_ALIASES: TreeName = TreeName("plan_aliases");
+
 /// Every tree refrain writes (what a scan of the whole store must cover).
-pub const ALL: [TreeName; 20] = [
+pub const ALL: [TreeName; 22] = [
     META,
     STATS,
     VECTORS,
@@ -70,4 +75,6 @@ pub const ALL: [TreeName; 20] = [
     TEAM_QUEUE,
     TEAM_KNOWN,
     LEDGER,
+    PLAN_PENDING,
+    PLAN_ALIASES,
 ];

@@ -160,3 +160,37 @@ async fn a_stored_value_left_in_the_accepted_steps_is_named() {
     let caution = a["accepted"]["caution"].as_str().unwrap_or_default();
     assert!(caution.contains("run_server") && caution.contains("start"), "the pattern kept the old name: {a}");
 }
+
+/// The agent is the judge: a phrasing it took a suggestion for and then reported success with is
+/// served as a verified hit the next time it is asked in those words, with its own values; other
+/// words still get a suggestion, and a failure takes the alias back.
+#[tokio::test]
+async fn a_taken_suggestion_that_worked_makes_its_phrasing_a_verified_hit() {
+    let env = Env::with_calibration(&strict());
+    let (s, id) = serve_with_old_logs(&env).await;
+    let task = "which files under /srv/www were modified more than 7 days ago";
+    let before = s.ok("plan_lookup", json!({"task": task})).await;
+    assert_eq!((&before["status"], &before["suggestion"]["plan_id"]), (&json!("miss"), &json!(id)), "{before}");
+    let taken = s.ok("plan_lookup", json!({"task": task, "plan_id": id})).await;
+    assert_eq!(taken["status"], "accepted", "{taken}");
+    // Until the agent says it worked, the phrasing is no hit.
+    assert_eq!(s.ok("plan_lookup", json!({"task": task})).await["status"], "miss");
+    let fb = s.ok("plan_feedback", json!({"plan_id": id, "outcome": "success", "accepted": true})).await;
+    assert!(fb["quarantined"].is_null(), "{fb}");
+
+    let hit =
+        s.ok("plan_lookup", json!({"task": "Which files under /srv/www were modified more than 7 days ago?"})).await;
+    assert_eq!(hit["status"], "hit", "{hit}");
+    assert_eq!(hit["hit"]["method"], "alias", "{hit}");
+    assert_eq!(hit["hit"]["plan_id"], id.as_str(), "{hit}");
+    assert_eq!(hit["hit"]["steps"][0]["inputs"]["command"], "find /srv/www -mtime +7", "{hit}");
+    let other =
+        s.ok("plan_lookup", json!({"task": "which files under /srv/www were changed in the last 7 days"})).await;
+    assert_eq!(other["status"], "miss", "only the words the agent judged are an alias: {other}");
+    let stats = s.ok("cache_stats", json!({"area": "plans"})).await;
+    assert_eq!(plan_counters(&stats)["aliases"], 1, "{stats}");
+
+    // A failure on the plan takes its aliases back.
+    s.ok("plan_feedback", json!({"plan_id": id, "outcome": "failure"})).await;
+    assert_eq!(s.ok("plan_lookup", json!({"task": task})).await["status"], "miss");
+}
