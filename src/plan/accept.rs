@@ -76,6 +76,8 @@ pub fn accept(
     dry: bool,
 ) -> Result<Accepted, Error> {
     check_task(app, task)?;
+    let full = library::resolve(&app.store, id)?.ok_or_else(|| Error::NoSuchSuggestion(id.to_string()))?;
+    let id = full.as_str();
     let rec = library::get(&app.store, id)?.ok_or_else(|| Error::NoSuchSuggestion(id.to_string()))?;
     if let Some(why) = &rec.plan.quarantined {
         return Err(Error::QuarantinedSuggestion { id: id.to_string(), why: why.clone() });

@@ -42,6 +42,26 @@ pub enum Eviction {
 
 pub use super::template::Record;
 
+/// Shortest id prefix shown to agents (and accepted back).
+pub const SHORT_ID: usize = 8;
+
+/// The full id of a plan from its id or a unique prefix of at least `SHORT_ID` characters (what
+/// suggestions show, to cost fewer tokens); None when nothing, or more than one plan, matches.
+pub fn resolve(store: &Store, id: &str) -> Result<Option<String>, Error> {
+    if store.contains(trees::PLANS, id.as_bytes())? {
+        return Ok(Some(id.to_string()));
+    }
+    if id.len() < SHORT_ID || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(None);
+    }
+    let mut found = Vec::new();
+    store.scan_bytes(trees::PLANS, id.as_bytes(), |k, _| {
+        found.push(String::from_utf8_lossy(k).into_owned());
+        found.len() < 2
+    })?;
+    Ok(if found.len() == 1 { found.pop() } else { None })
+}
+
 /// Reads a plan (with the hits held in memory counted).
 pub fn get(store: &Store, id: &str) -> Result<Option<Record>, Error> {
     let mut rec: Option<Record> = store.get(trees::PLANS, id.as_bytes())?;

@@ -18,7 +18,7 @@ use super::intake::check_task;
 use super::key::IntentKey;
 use super::library::{self, SCOPE};
 use super::mask;
-use super::report::{CandidateReport, Hit, Lookup, Suggestion, VerifierReport};
+use super::report::{CandidateReport, Differs, Hit, Lookup, Suggestion, VerifierReport};
 use super::spelling;
 use super::template::now;
 use super::validate::{RuntimeCaps, first_failure, validate};
@@ -157,17 +157,28 @@ async fn lookup_with(
         if !dry {
             stats::bump(&app.store, "plans", "hits", None, 1)?;
         }
-        return Ok(Lookup { hit, suggestion: None, task: n, key, masked, reason: None, candidates, meaning });
+        return Ok(Lookup {
+            hit,
+            suggestion: None,
+            suggestions: Vec::new(),
+            task: n,
+            key,
+            masked,
+            reason: None,
+            candidates,
+            meaning,
+        });
     }
     if !dry {
         stats::bump(&app.store, "plans", "misses", None, 1)?;
     }
-    let suggestion = suggest(&cands, app.config.plans.suggest_min_score, served.as_deref(), caps);
-    if suggestion.is_some() && !dry {
+    let suggestions = suggest(&cands, app.config.plans.suggest_min_score, served.as_deref(), caps, &new);
+    if !suggestions.is_empty() && !dry {
         stats::bump(&app.store, "plans", "suggestions", None, 1)?;
     }
     let reason = Some(miss_reason(&cands));
-    Ok(Lookup { hit: None, suggestion, task: n, key, masked, reason, candidates, meaning })
+    let suggestion = suggestions.first().cloned();
+    Ok(Lookup { hit: None, suggestion, suggestions, task: n, key, masked, reason, candidates, meaning })
 }
 
 /// Gathers the candidates: the task's own text, the index's neighbours, the buckets' heads.
@@ -520,8 +531,13 @@ fn report(c: &Cand) -> CandidateReport {
 /// scored below its threshold, else one every gate but a value gate passed (its score kept by
 /// `note_suggestion`). Never one a meaning gate refused, never the served plan, never one the
 /// runtime's caps rule out.
-fn suggest(cands: &[Cand], min: f32, served: Option<&str>, caps: &RuntimeCaps) -> Option<Suggestion> {
-    cands
+/// Most suggestions a miss carries.
+pub const MAX_SUGGESTIONS: usize = 3;
+
+/// The near stored tasks a miss shows the agent, best first: candidates only the verifier's
+/// threshold or a value the task lacks refused, at or above `min`.
+fn suggest(cands: &[Cand], min: f32, served: Option<&str>, caps: &RuntimeCaps, new: &NewTask) -> Vec<Suggestion> {
+    let mut found: Vec<(&Cand, &String, &String, f32)> = cands
         .iter()
         .filter(|c| !c.beyond && Some(c.head.id.as_str()) != served)
         .filter_map(|c| {
@@ -534,14 +550,34 @@ fn suggest(cands: &[Cand], min: f32, served: Option<&str>, caps: &RuntimeCaps) -
             Some((c, stage, detail, score))
         })
         .filter(|(.., s)| *s >= min)
-        .max_by(|a, b| (a.1 == "verifier").cmp(&(b.1 == "verifier")).then(a.3.total_cmp(&b.3)))
+        .collect();
+    found.sort_by(|a, b| (b.1 == "verifier").cmp(&(a.1 == "verifier")).then(b.3.total_cmp(&a.3)));
+    found
+        .into_iter()
+        .take(MAX_SUGGESTIONS)
         .map(|(c, stage, detail, score)| Suggestion {
             plan_id: c.head.id.clone(),
             task: c.head.task.clone(),
             score,
             failed: stage.clone(),
             detail: detail.clone(),
+            differs: differs(&c.head, new),
         })
+        .collect()
+}
+
+/// The values the stored task and the new one do not share.
+fn differs(head: &Head, new: &NewTask) -> Differs {
+    let stored: Vec<String> =
+        head.slots.iter().filter_map(|s| s.example.clone()).chain(head.constants.clone()).collect();
+    let yours: Vec<String> = new.masked.spans.iter().map(|s| s.value.clone()).collect();
+    let only = |a: &[String], b: &[String]| -> Vec<String> {
+        let mut out: Vec<String> = a.iter().filter(|v| !b.contains(v)).cloned().collect();
+        out.dedup();
+        out.truncate(4);
+        out
+    };
+    Differs { stored: only(&stored, &yours), yours: only(&yours, &stored) }
 }
 
 fn miss_reason(cands: &[Cand]) -> String {

@@ -20,6 +20,8 @@ pub struct Lookup {
     /// follow, only a hint. Compare its `task` with yours; if it is the same kind of task, call
     /// plan_lookup again with its `plan_id` to accept it.
     pub suggestion: Option<Suggestion>,
+    /// Up to three such near stored tasks, best first (the first is `suggestion`).
+    pub suggestions: Vec<Suggestion>,
     /// What the normaliser made of the task (provenance; never a gate).
     pub task: Normalised,
     /// Its intent key (provenance; never a gate).
@@ -79,6 +81,42 @@ pub struct Suggestion {
     pub failed: String,
     /// Which value or score.
     pub detail: String,
+    /// Values the two tasks do not share: the stored task's, then this one's (what taking the
+    /// plan would change).
+    #[serde(skip_serializing_if = "Differs::is_empty")]
+    pub differs: Differs,
+}
+
+/// The values two tasks do not share.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct Differs {
+    /// Values only the stored task says.
+    pub stored: Vec<String>,
+    /// Values only this task says.
+    pub yours: Vec<String>,
+}
+
+impl Differs {
+    /// Whether the tasks share every value.
+    pub fn is_empty(&self) -> bool {
+        self.stored.is_empty() && self.yours.is_empty()
+    }
+
+    /// "`a` `b` -> `c`": the stored task's values, then yours (`-` for none); empty when the
+    /// tasks share every value.
+    pub fn phrase(&self) -> String {
+        if self.is_empty() {
+            return String::new();
+        }
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "-".to_string()
+            } else {
+                v.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(" ")
+            }
+        };
+        format!("{} -> {}", list(&self.stored), list(&self.yours))
+    }
 }
 
 /// The verifier's verdict on a candidate.

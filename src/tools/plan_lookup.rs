@@ -95,10 +95,10 @@ pub struct PlanLookupOutput {
     /// Why nothing was served, on a miss.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// On a miss, a stored task that came close (never a hit): to take its plan, call again
-    /// with its `plan_id`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub suggestion: Option<Suggestion>,
+    /// On a miss, up to three stored tasks that came close (never hits), best first, each with
+    /// the values it does not share with yours: to take one's plan, call again with its `plan_id`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<Suggestion>,
     /// With `explain`: the whole lookup (normalised task, key, every candidate and its verdict).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<service::Lookup>,
@@ -148,13 +148,7 @@ impl Refrain {
                 h.score,
                 h.provenance.task
             ),
-            (None, Some(s)) => format!(
-                "miss: {} (not a hit, only near: {:?}, score {:.2}; if that is your kind of task, call plan_lookup again with plan_id {:?})",
-                lookup.reason.as_deref().unwrap_or("no plan"),
-                s.task,
-                s.score,
-                s.plan_id
-            ),
+            (None, Some(_)) => suggestions_text(&lookup.suggestions),
             (None, None) => format!("miss: {}", lookup.reason.as_deref().unwrap_or("no plan")),
         };
         let status = if lookup.hit.is_some() { "hit" } else { "miss" }.to_string();
@@ -166,7 +160,7 @@ impl Refrain {
             status,
             hit: lookup.hit.as_ref().map(HitOut::from),
             reason: lookup.reason.clone(),
-            suggestion: lookup.suggestion.clone(),
+            suggestions: lookup.suggestions.clone(),
             explain: p.explain.then_some(lookup),
             accepted: None,
         };
@@ -212,10 +206,22 @@ fn accept(app: &crate::app::App, id: &str, p: &PlanLookupParams) -> Result<CallT
         status: status.to_string(),
         hit: None,
         reason: None,
-        suggestion: None,
+        suggestions: Vec::new(),
         explain: None,
         accepted: Some(a),
     };
     let out = reply(text, &out);
     if p.dry_run { out } else { super::ledgered(app, ledger::Kind::PlanTaken, id, None, out) }
+}
+
+/// A miss with suggestions, one line each: the stored task, its id and what differs from yours.
+fn suggestions_text(suggestions: &[Suggestion]) -> String {
+    let mut out = String::from("miss. Near plans, maybe unrelated (take one: plan_lookup with its plan_id):");
+    for s in suggestions {
+        let differs = s.differs.phrase();
+        let differs = if differs.is_empty() { String::new() } else { format!(" (values {differs})") };
+        let id: String = s.plan_id.chars().take(crate::plan::library::SHORT_ID).collect();
+        out.push_str(&format!("\n- {id} {:?}{differs}", s.task));
+    }
+    out
 }

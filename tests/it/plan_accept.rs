@@ -41,8 +41,8 @@ async fn an_accepted_suggestion_carries_the_new_tasks_values_and_is_never_a_hit(
     let task = "which files under /srv/www were modified more than 7 days ago";
     let miss = s.ok("plan_lookup", json!({"task": task, "explain": true})).await;
     assert_eq!(miss["status"], "miss", "{miss}");
-    assert_eq!(miss["suggestion"]["plan_id"], id.as_str(), "{miss}");
-    assert_eq!(miss["suggestion"]["failed"], "verifier", "{miss}");
+    assert_eq!(miss["suggestions"][0]["plan_id"], id.as_str(), "{miss}");
+    assert_eq!(miss["suggestions"][0]["failed"], "verifier", "{miss}");
     let a = s.ok("plan_lookup", json!({"task": task, "plan_id": id})).await;
     assert_eq!(a["status"], "accepted", "{a}");
     assert!(a.get("hit").is_none_or(Value::is_null), "an accepted plan is not a hit: {a}");
@@ -81,8 +81,8 @@ async fn a_slot_the_task_cannot_fill_is_listed_then_filled_from_context() {
     let miss = s.ok("plan_lookup", json!({"task": task, "explain": true})).await;
     assert_eq!(miss["status"], "miss", "{miss}");
     // Only the value gate refused it: it comes back as a suggestion the agent can complete.
-    assert_eq!(miss["suggestion"]["plan_id"], id.as_str(), "{miss}");
-    assert_eq!(miss["suggestion"]["failed"], "required_slots", "{miss}");
+    assert_eq!(miss["suggestions"][0]["plan_id"], id.as_str(), "{miss}");
+    assert_eq!(miss["suggestions"][0]["failed"], "required_slots", "{miss}");
     let a = s.ok("plan_lookup", json!({"task": task, "plan_id": id})).await;
     assert_eq!(a["status"], "needs_values", "{a}");
     let unfilled = a["accepted"]["unfilled"].as_array().unwrap();
@@ -170,7 +170,7 @@ async fn a_taken_suggestion_that_worked_makes_its_phrasing_a_verified_hit() {
     let (s, id) = serve_with_old_logs(&env).await;
     let task = "which files under /srv/www were modified more than 7 days ago";
     let before = s.ok("plan_lookup", json!({"task": task})).await;
-    assert_eq!((&before["status"], &before["suggestion"]["plan_id"]), (&json!("miss"), &json!(id)), "{before}");
+    assert_eq!((&before["status"], &before["suggestions"][0]["plan_id"]), (&json!("miss"), &json!(id)), "{before}");
     let taken = s.ok("plan_lookup", json!({"task": task, "plan_id": id})).await;
     assert_eq!(taken["status"], "accepted", "{taken}");
     // Until the agent says it worked, the phrasing is no hit.
@@ -193,4 +193,50 @@ async fn a_taken_suggestion_that_worked_makes_its_phrasing_a_verified_hit() {
     // A failure on the plan takes its aliases back.
     s.ok("plan_feedback", json!({"plan_id": id, "outcome": "failure"})).await;
     assert_eq!(s.ok("plan_lookup", json!({"task": task})).await["status"], "miss");
+}
+
+/// A miss shows up to three near plans, one line each with what differs, at a small cost.
+#[tokio::test]
+async fn a_miss_shows_up_to_three_near_plans_one_line_each_with_what_differs() {
+    let env = Env::with_calibration(&strict());
+    let (s, id) = serve_with_old_logs(&env).await;
+    for (task, cmd) in [
+        ("find files modified more than 3 days ago in /tmp", "find /tmp -mtime +3"),
+        ("find files accessed more than 10 days ago in /home", "find /home -atime +10"),
+        ("find files larger than 5 MB in /opt", "find /opt -size +5M"),
+        ("delete empty directories in /srv", "find /srv -type d -empty -delete"),
+    ] {
+        s.ok("plan_store", json!({"task": task, "trace": one_step(cmd)})).await;
+    }
+    let task = "which files under /srv/www were modified more than 7 days ago";
+    let r = s.call("plan_lookup", json!({"task": task})).await;
+    let out = r.structured_content.clone().unwrap();
+    let sug = out["suggestions"].as_array().unwrap();
+    assert!((1..=3).contains(&sug.len()), "{out}");
+    assert!(sug.iter().any(|x| x["plan_id"] == id.as_str()), "the right plan is among them: {out}");
+    let own = sug.iter().find(|x| x["plan_id"] == id.as_str()).unwrap();
+    assert_eq!(own["differs"]["stored"], json!(["30", "/var/log"]), "{own}");
+    assert_eq!(own["differs"]["yours"], json!(["/srv/www", "7"]), "{own}");
+    let text = crate::support::text(&r);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1 + sug.len(), "one line per suggestion: {text}");
+    assert!(
+        lines.iter().any(|l| l.contains(&id[..8]) && l.contains("`/var/log`") && l.contains("`/srv/www`")),
+        "{text}"
+    );
+    let tokens = refrain::tokens::count(&text);
+    assert!(tokens <= 20 + 40 * sug.len() as u64, "{tokens} tokens for {} suggestions: {text}", sug.len());
+    assert!(out.get("explain").is_none() && out.get("suggestion").is_none(), "no duplicate, no detail: {out}");
+}
+
+/// The short id a suggestion line shows is enough to take the plan.
+#[tokio::test]
+async fn a_suggestions_short_id_takes_the_plan() {
+    let env = Env::with_calibration(&strict());
+    let (s, id) = serve_with_old_logs(&env).await;
+    let task = "which files under /srv/www were modified more than 7 days ago";
+    let a = s.ok("plan_lookup", json!({"task": task, "plan_id": &id[..8]})).await;
+    assert_eq!((&a["status"], &a["accepted"]["plan_id"]), (&json!("accepted"), &json!(id)), "{a}");
+    let err = s.err("plan_lookup", json!({"task": task, "plan_id": &id[..5]})).await;
+    assert!(err.contains(&id[..5]), "too short a prefix is refused with the fix: {err}");
 }

@@ -216,9 +216,9 @@ async fn a_rejected_near_match_is_a_suggestion_not_a_hit() {
     assert_eq!(l["status"], "miss", "{l}");
     assert!(l["hit"].is_null(), "{l}");
     assert_eq!(l["explain"]["candidates"][0]["failed"], "verifier", "{l}");
-    assert_eq!(l["suggestion"]["task"], OLD_LOGS, "{l}");
-    assert_eq!(l["suggestion"]["plan_id"], id.as_str());
-    let score = l["suggestion"]["score"].as_f64().unwrap();
+    assert_eq!(l["suggestions"][0]["task"], OLD_LOGS, "{l}");
+    assert_eq!(l["suggestions"][0]["plan_id"], id.as_str());
+    let score = l["suggestions"][0]["score"].as_f64().unwrap();
     assert!(score > 0.5 && score < 0.99, "{l}");
     let stats = s.ok("cache_stats", json!({"area": "plans"})).await;
     let counters = &stats["counters"]["plans"];

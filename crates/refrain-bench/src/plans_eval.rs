@@ -257,8 +257,10 @@ async fn look(
     let right =
         if expect_hit { served && served_id == own && same_answer } else { served && served_id != own && same_answer };
     let best = out["explain"]["candidates"].get(0);
-    let suggestion = out["suggestion"]["plan_id"].as_str().filter(|_| !served);
-    let suggested = suggestion.map(|id| Some(id) == own);
+    // The agent sees up to three suggestions: right when the family's own plan is among them.
+    let ids: Vec<&str> =
+        out["suggestions"].as_array().into_iter().flatten().filter_map(|s| s["plan_id"].as_str()).collect();
+    let suggested = (!served && !ids.is_empty()).then(|| ids.iter().any(|id| Some(*id) == own));
     let (accepted, completed) = match (expect_hit, suggested) {
         (true, Some(true)) => accept(server, query, own.unwrap_or_default(), item, verbose).await?,
         _ => (None, None),
@@ -302,7 +304,7 @@ async fn look(
             "method": best.map(|b| b["verifier"]["method"].clone()).unwrap_or(Value::Null),
             "failed": best.map(|b| b["failed"].clone()).unwrap_or(Value::Null),
             "served": served, "right": right, "refused": err, "latency_ms": ms,
-            "suggestion": out["suggestion"], "suggestion_right": suggested,
+            "suggestions": out["suggestions"], "suggestion_right": suggested,
             "accepted": accepted.map(|a| format!("{a:?}").to_lowercase()), "completed": completed,
             "candidates": candidates,
         });
