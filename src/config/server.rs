@@ -71,10 +71,23 @@ pub struct HooksConfig {
     /// Answer a repeated read of an unchanged file still in the agent's context with a short note
     /// (or only the diff when it changed a little) instead of the full output.
     pub read_dedup: bool,
+    /// Lowest score of the best near plan at which the prompt hook shows the agent a short block
+    /// of near plans (possibly unrelated, for it to take or ignore) when no plan was served; above
+    /// 1 shows none. The default was set on the development split (see docs/plans.md).
+    pub suggest_floor: f32,
 }
 
 impl Default for HooksConfig {
     fn default() -> Self {
-        Self { serve_cached_network_reads: false, timeout_ms: 2000, read_only_mcp_tools: Vec::new(), read_dedup: true }
+        Self {
+            serve_cached_network_reads: false,
+            timeout_ms: 2000,
+            read_only_mcp_tools: Vec::new(),
+            read_dedup: true,
+            suggest_floor: SUGGEST_FLOOR,
+        }
     }
 }
+
+/// The default `hooks.suggest_floor`.
+pub const SUGGEST_FLOOR: f32 = 0.7;

@@ -3,7 +3,7 @@
 //! small protocol of refrain's opencode plugin (`context`, `output`).
 
 use super::Agent;
-use super::calls::PlanHit;
+use super::calls::{NearPlan, PlanHit};
 use serde_json::{Value, json};
 
 /// Longest cached result handed back through a deny reason (agents truncate long reasons anyway).
@@ -73,6 +73,53 @@ pub fn plan_context(hit: &PlanHit) -> String {
         "\nWhen you are done, report whether this plan worked: call the refrain tool plan_feedback with plan_id \"{id}\" and success true or false (with a short reason when it failed)."
     ));
     out
+}
+
+/// The block of near plans the prompt hook adds when no plan was served: records the agent may
+/// take or ignore, each one line (a short id, the stored task, its values against the prompt's),
+/// every stored text rendered on one line with no markup that could close or open a frame.
+pub fn suggestion_context(near: &[NearPlan]) -> Option<String> {
+    if near.is_empty() {
+        return None;
+    }
+    let mut out =
+        String::from("refrain: near stored plans, maybe unrelated; if one is your task, plan_lookup with its plan_id:");
+    for n in near {
+        let id: String = n.plan_id.chars().take(8).collect();
+        let task = clip(&inert(&n.task), TASK_CHARS);
+        let differs =
+            if n.differs.is_empty() { String::new() } else { format!(" (values {})", clip(&inert(&n.differs), 60)) };
+        let line = format!("\n- {id} \"{task}\"{differs}");
+        if out.len() + line.len() > BLOCK_CHARS {
+            break;
+        }
+        out.push_str(&line);
+    }
+    Some(out)
+}
+
+/// Longest stored task a suggestion line shows, in characters.
+const TASK_CHARS: usize = 64;
+/// Longest suggestion block, in bytes: about 100 tokens of English and paths (a test counts).
+const BLOCK_CHARS: usize = 380;
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n - 1).collect::<String>()) }
+}
+
+/// Stored text made inert for a context block: one line, no angle brackets (tags), no code
+/// fences, no double quotes (the line's own delimiters).
+fn inert(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '<' => '‹',
+            '>' => '›',
+            '"' => '\'',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect::<String>()
+        .replace("```", "\x27\x27\x27")
 }
 
 /// One plan step as a line: a todo's text, else `tool op inputs`.

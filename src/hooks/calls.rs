@@ -171,6 +171,53 @@ pub fn read_plan_hit(out: &Value) -> Option<PlanHit> {
     })
 }
 
+/// A near plan a missed lookup suggested.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NearPlan {
+    /// Its id (the first characters are enough to take it).
+    pub plan_id: String,
+    /// The task it was stored for.
+    pub task: String,
+    /// Its score.
+    pub score: f64,
+    /// Its values against the new task's ("`30` vs yours `7`"), empty when they share all.
+    pub differs: String,
+}
+
+/// Reads a missed `plan_lookup` answer's suggestions, when the best clears `floor`; at most two
+/// (the block they make stays within its budget).
+pub fn read_suggestions(out: &Value, floor: f32) -> Vec<NearPlan> {
+    let list = out.get("suggestions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let best = list.first().and_then(|s| s.get("score")).and_then(Value::as_f64).unwrap_or(0.0);
+    if out.get("status").and_then(Value::as_str) != Some("miss") || best < f64::from(floor) {
+        return Vec::new();
+    }
+    let vals = |s: &Value, side: &str| -> String {
+        let v: Vec<String> = s
+            .pointer(&format!("/differs/{side}"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(|x| format!("`{x}`")).collect())
+            .unwrap_or_default();
+        if v.is_empty() { "-".to_string() } else { v.join(" ") }
+    };
+    list.iter()
+        .take(2)
+        .filter_map(|s| {
+            let differs = if s.get("differs").is_some() {
+                format!("{} vs yours {}", vals(s, "stored"), vals(s, "yours"))
+            } else {
+                String::new()
+            };
+            Some(NearPlan {
+                plan_id: s.get("plan_id")?.as_str()?.to_string(),
+                task: s.get("task")?.as_str()?.to_string(),
+                score: s.get("score").and_then(Value::as_f64).unwrap_or(0.0),
+                differs,
+            })
+        })
+        .collect()
+}
+
 /// Reads a `response_cache_get` answer (`{status, result}`); the cached result on a fresh hit.
 pub fn read_cache_hit(out: &Value) -> Option<Value> {
     if out.get("status").and_then(Value::as_str) != Some("hit") {

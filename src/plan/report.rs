@@ -102,7 +102,7 @@ impl Differs {
         self.stored.is_empty() && self.yours.is_empty()
     }
 
-    /// "`a` `b` -> `c`": the stored task's values, then yours (`-` for none); empty when the
+    /// "`a` `b` vs yours `c`": the stored task's values, then yours (`-` for none); empty when the
     /// tasks share every value.
     pub fn phrase(&self) -> String {
         if self.is_empty() {
@@ -115,7 +115,7 @@ impl Differs {
                 v.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(" ")
             }
         };
-        format!("{} -> {}", list(&self.stored), list(&self.yours))
+        format!("{} vs yours {}", list(&self.stored), list(&self.yours))
     }
 }
 
