@@ -237,7 +237,14 @@ struct Gathered {
 }
 
 /// The masked task's embedding, unless the model is not ready (a lookup never waits for it).
+/// How long a lookup waits for an embedding model still loading (it loads in about a second, and
+/// a session's first prompt reaches the hook about then): after that it matches by exact wording.
+const MODEL_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
 async fn embed(app: &App, masked: &str) -> Result<Vec<f32>, String> {
+    if let crate::embed::ModelState::Loading = app.embed.state() {
+        let _ = tokio::time::timeout(MODEL_WAIT, app.embed.settled()).await;
+    }
     match app.embed.state() {
         crate::embed::ModelState::Ready(_) => app.embed.embed_one(masked).await.map_err(|e| e.to_string()),
         crate::embed::ModelState::Unavailable(r) => Err(format!("no embedding model: {r}")),
