@@ -21,7 +21,7 @@ use crate::mcp::Server;
 use refrain::hooks::{self, Agent, Caller, Context};
 use serde::Serialize;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -64,6 +64,9 @@ pub struct Row {
     pub diffs: u64,
     /// Texts a hook injected (plans).
     pub injected: u64,
+    /// Hook calls not fired again: their entries were copied from a session replayed before
+    /// (a resumed session's file starts with the history it resumed).
+    pub copied: u64,
     /// The net had the agent received refrain's tool list in full on every request, as Codex does
     /// (removed - added - requests x the full list): the same session under Codex's fixed cost.
     pub net_if_full_list: i64,
@@ -168,47 +171,66 @@ async fn replay_group(
     server.wait_model().await?;
     let ctx = Context { config: refrain::config::HooksConfig::default(), ..Context::default() };
     let mut rows = Vec::new();
+    let mut fired = HashSet::new();
     for (n, (name, s)) in sessions.iter().enumerate() {
         let id = format!("replay-{n}-{}", name.replace('/', "-"));
         let transcript = transcripts.join(format!("{n}.jsonl"));
         let before = ledger(&server, 0).await?;
-        let (prompts, tool_calls) = replay_session(&server, &ctx, s, &id, &transcript).await?;
+        let counts = replay_session(&server, &ctx, s, &id, &transcript, &mut fired).await?;
         let after = ledger(&server, 10_000).await?;
-        rows.push(row(name, s, &id, (prompts, tool_calls), &before, &after, full_list));
+        rows.push(row(name, s, &id, counts, &before, &after, full_list));
     }
     server.stop().await;
     Ok(rows)
 }
 
-/// Fires every hook of one session in order; returns (prompts, tool calls) replayed.
+/// What one session's replay fired.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    prompts: u64,
+    tool_calls: u64,
+    copied: u64,
+}
+
+/// Fires every hook of one session in order, but those of entries `fired` already holds (copied
+/// from a session replayed before); adds the entries it fired to `fired`.
 async fn replay_session(
     server: &Server,
     ctx: &Context,
     s: &steps::Session,
     id: &str,
     transcript: &Path,
-) -> anyhow::Result<(u64, u64)> {
+    fired: &mut HashSet<String>,
+) -> anyhow::Result<Counts> {
     let mut file = std::fs::File::create(transcript)?;
     let caller = ServeCaller(server);
-    let (mut written, mut prompts, mut calls) = (0, 0, 0);
+    let mut written = 0;
+    let mut counts = Counts::default();
+    let mine: HashSet<String> =
+        s.steps.iter().filter_map(|st| st.uuid.clone()).filter(|u| !fired.contains(u)).collect();
     for step in &s.steps {
         for line in &s.raw[written..step.upto.max(written)] {
             writeln!(file, "{line}")?;
         }
         file.flush()?;
         written = written.max(step.upto);
+        if step.uuid.as_ref().is_some_and(|u| !mine.contains(u)) {
+            counts.copied += 1;
+            continue;
+        }
         let mut payload = step.payload.clone();
         payload.session_id = Some(id.to_string());
         payload.transcript_path = Some(transcript.to_string_lossy().into_owned());
         payload.hook_event_name = Some(step.event.name().to_string());
         match step.event {
-            hooks::Event::UserPromptSubmit => prompts += 1,
-            hooks::Event::PostToolUse => calls += 1,
+            hooks::Event::UserPromptSubmit => counts.prompts += 1,
+            hooks::Event::PostToolUse => counts.tool_calls += 1,
             _ => {}
         }
         hooks::respond(s.agent, step.event, &payload, ctx, &caller).await;
     }
-    Ok((prompts, calls))
+    fired.extend(mine);
+    Ok(counts)
 }
 
 /// The ledger part of `cache_stats`, with the newest `lines` lines.
@@ -217,15 +239,7 @@ async fn ledger(server: &Server, lines: usize) -> anyhow::Result<Value> {
     Ok(stats.get("ledger").cloned().unwrap_or(Value::Null))
 }
 
-fn row(
-    name: &str,
-    s: &steps::Session,
-    id: &str,
-    (prompts, tool_calls): (u64, u64),
-    before: &Value,
-    after: &Value,
-    full_list: u64,
-) -> Row {
+fn row(name: &str, s: &steps::Session, id: &str, counts: Counts, before: &Value, after: &Value, full_list: u64) -> Row {
     let delta = |k: &str| after[k].as_u64().unwrap_or(0).saturating_sub(before[k].as_u64().unwrap_or(0));
     let kind = |k: &str| {
         let n = |v: &Value| v.pointer(&format!("/per_kind/{k}/lines")).and_then(Value::as_u64).unwrap_or(0);
@@ -244,8 +258,8 @@ fn row(
         session: name.to_string(),
         agent: if s.agent == Agent::Codex { "codex" } else { "claude-code" }.to_string(),
         subagent: s.subagent,
-        prompts,
-        tool_calls,
+        prompts: counts.prompts,
+        tool_calls: counts.tool_calls,
         requests,
         removed,
         added,
@@ -254,6 +268,7 @@ fn row(
         notes: kind("read_note"),
         diffs: kind("read_diff"),
         injected: kind("injected"),
+        copied: counts.copied,
         net_if_full_list: removed as i64 - added as i64 - (requests * full_list) as i64,
         lines,
     }
@@ -272,6 +287,7 @@ fn summarize(sessions: Vec<Row>, per_request: BTreeMap<String, u64>) -> Report {
         total.notes += r.notes;
         total.diffs += r.diffs;
         total.injected += r.injected;
+        total.copied += r.copied;
         total.net_if_full_list += r.net_if_full_list;
     }
     let net_negative = sessions.iter().filter(|r| r.net < 0).map(|r| r.session.clone()).collect();
@@ -321,6 +337,13 @@ fn print(r: &Report, json: bool) -> anyhow::Result<()> {
         r.tokenizer,
         per.join(", ")
     )?;
+    if r.total.copied > 0 {
+        writeln!(
+            out,
+            "{} hook calls not fired again: their entries were copied from a session replayed before (a resumed session)",
+            r.total.copied
+        )?;
+    }
     writeln!(out, "net negative: {} of {} sessions", r.net_negative.len(), r.sessions.len())?;
     for s in &r.net_negative {
         writeln!(out, "  {s}")?;

@@ -20,6 +20,9 @@ pub struct Step {
     pub upto: usize,
     /// The payload (its `transcript_path` and `session_id` are set by the replay).
     pub payload: Payload,
+    /// The `uuid` of the entry that fired it (Claude Code): a resumed session's file starts with
+    /// a copy of the entries of the session it resumed, whose hooks fired back then, not again.
+    pub uuid: Option<String>,
 }
 
 /// A session file, ready to replay.
@@ -106,6 +109,7 @@ fn claude(lines: &[Option<Value>], subagent: bool) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut cwd = String::new();
     let mut in_turn = false;
+    let uuid = |e: &Value| e.get("uuid").and_then(Value::as_str).map(str::to_string);
     for (i, e) in lines.iter().enumerate() {
         let Some(e) = e else { continue };
         if let Some(c) = e.get("cwd").and_then(Value::as_str) {
@@ -126,15 +130,13 @@ fn claude(lines: &[Option<Value>], subagent: bool) -> Vec<Step> {
         // task prompt is no user prompt.
         let sidechain = subagent || e.get("isSidechain").and_then(Value::as_bool) == Some(true);
         if !sidechain && let Some(prompt) = claude_prompt(e) {
+            let id = uuid(e);
             if in_turn {
-                steps.push(Step { event: Event::Stop, upto: i, payload: base.clone() });
+                steps.push(Step { event: Event::Stop, upto: i, payload: base.clone(), uuid: id.clone() });
             }
             in_turn = true;
-            steps.push(Step {
-                event: Event::UserPromptSubmit,
-                upto: i,
-                payload: Payload { prompt: Some(prompt), ..base },
-            });
+            let payload = Payload { prompt: Some(prompt), ..base };
+            steps.push(Step { event: Event::UserPromptSubmit, upto: i, payload, uuid: id });
             continue;
         }
         let results: Vec<&Value> = blocks(e).filter_map(|b| of_type(b, "tool_result")).collect();
@@ -158,12 +160,14 @@ fn claude(lines: &[Option<Value>], subagent: bool) -> Vec<Step> {
                     tool_use_id: Some(id.to_string()),
                     ..base.clone()
                 },
+                uuid: uuid(e),
             });
         }
     }
     if in_turn {
-        let cwd = Some(cwd);
-        steps.push(Step { event: Event::Stop, upto: lines.len(), payload: Payload { cwd, ..Payload::default() } });
+        let payload = Payload { cwd: Some(cwd), ..Payload::default() };
+        let last = lines.iter().rev().flatten().find_map(uuid);
+        steps.push(Step { event: Event::Stop, upto: lines.len(), payload, uuid: last });
     }
     steps
 }
@@ -192,11 +196,11 @@ fn codex(lines: &[Option<Value>]) -> Vec<Step> {
                     continue;
                 };
                 if in_turn {
-                    steps.push(Step { event: Event::Stop, upto: i, payload: base.clone() });
+                    steps.push(Step { event: Event::Stop, upto: i, payload: base.clone(), uuid: None });
                 }
                 in_turn = true;
                 let payload = Payload { prompt: Some(prompt.to_string()), ..base };
-                steps.push(Step { event: Event::UserPromptSubmit, upto: i, payload });
+                steps.push(Step { event: Event::UserPromptSubmit, upto: i, payload, uuid: None });
             }
             (Some("response_item"), Some("function_call" | "custom_tool_call" | "local_shell_call")) => {
                 let (Some(id), Some(name)) =
@@ -230,14 +234,14 @@ fn codex(lines: &[Option<Value>]) -> Vec<Step> {
                     tool_use_id: Some(id.to_string()),
                     ..base
                 };
-                steps.push(Step { event: Event::PostToolUse, upto: i, payload });
+                steps.push(Step { event: Event::PostToolUse, upto: i, payload, uuid: None });
             }
             _ => {}
         }
     }
     if in_turn {
-        let cwd = Some(cwd);
-        steps.push(Step { event: Event::Stop, upto: lines.len(), payload: Payload { cwd, ..Payload::default() } });
+        let payload = Payload { cwd: Some(cwd), ..Payload::default() };
+        steps.push(Step { event: Event::Stop, upto: lines.len(), payload, uuid: None });
     }
     steps
 }
@@ -273,6 +277,9 @@ mod tests {
         );
         assert_eq!(s.steps[1].payload.tool_response.as_ref().unwrap()["file"]["content"], "x\n");
         assert_eq!(s.steps[3].payload.prompt.as_deref(), Some("again"));
+        // Each step names the entry that fired it (a resumed session's copies are known by it).
+        let uuids: Vec<Option<&str>> = s.steps.iter().map(|st| st.uuid.as_deref()).collect();
+        assert_eq!(uuids, [Some("u1"), Some("r1"), Some("u3"), Some("u3"), Some("u3")]);
     }
 
     #[test]
