@@ -300,24 +300,18 @@ fn print(r: &Report, json: bool) -> anyhow::Result<()> {
         writeln!(out, "{}", serde_json::to_string_pretty(r)?)?;
         return Ok(());
     }
+    let name = |row: &Row| format!("{}{}", row.session, if row.subagent { " (sub)" } else { "" });
+    let w = r.sessions.iter().chain([&r.total]).map(|row| name(row).chars().count()).max().unwrap_or(7);
     writeln!(
         out,
-        "{:<58} {:>5} {:>5} {:>5} {:>8} {:>7} {:>8} {:>8} {:>5} {:>5} {:>10}",
+        "{:<w$} {:>5} {:>5} {:>5} {:>8} {:>7} {:>8} {:>8} {:>5} {:>5} {:>10}",
         "session", "calls", "reqs", "notes", "removed", "added", "fixed", "net", "diffs", "plans", "net(full)"
     )?;
     for row in r.sessions.iter().chain([&r.total]) {
-        let mut name = row.session.clone();
-        if row.subagent {
-            name.push_str(" (sub)");
-        }
-        if name.chars().count() > 58 {
-            name =
-                format!("…{}", name.chars().rev().take(57).collect::<Vec<_>>().into_iter().rev().collect::<String>());
-        }
         writeln!(
             out,
-            "{:<58} {:>5} {:>5} {:>5} {:>8} {:>7} {:>8} {:>8} {:>5} {:>5} {:>10}",
-            name,
+            "{:<w$} {:>5} {:>5} {:>5} {:>8} {:>7} {:>8} {:>8} {:>5} {:>5} {:>10}",
+            name(row),
             row.tool_calls,
             row.requests,
             row.notes,
