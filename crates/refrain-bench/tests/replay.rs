@@ -18,8 +18,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The sessions the test replays: a main session with three identical re-reads in its own
-/// conversation (one too short for a note), a rewind, and subagent entries inline; and one
-/// that re-reads the same script twice unchanged.
+/// conversation (one too short for a note) and its subagents' entries inline (reads the main
+/// conversation never saw, some of the same files); and one that re-reads the same script twice
+/// unchanged.
 const SESSIONS: [&str; 2] = [
     "claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl.zst",
     "m-claude/e5821007-9ca0-4a36-afc0-94da583da0ea.jsonl.zst",
