@@ -18,6 +18,7 @@ mod plans_eval;
 mod preload;
 mod record;
 mod repeat;
+mod replay;
 mod report_history;
 mod results_eval;
 mod sets;

@@ -74,6 +74,9 @@ pub enum Scenario {
     /// The team plan library on a PostgreSQL server: sync of N plans into an empty member,
     /// publish-to-served latency between two members.
     Team(crate::team::Args),
+    /// Replay recorded sessions through refrain's hooks against a real `refrain serve`: per session,
+    /// tokens removed, added, the tool list's fixed cost and the net, from refrain's own ledger.
+    Replay(crate::replay::Args),
     /// Replay recorded sessions: reads refrain's read dedup would answer with a note, tokens saved.
     Dedup {
         /// Transcript files or directories (default: tests/fixtures/transcripts).
@@ -124,6 +127,10 @@ pub fn run(global: &GlobalArgs, scenario: Scenario) -> anyhow::Result<ExitCode> 
         }
         Scenario::VerifySpeed(a) => {
             crate::speed::run(&a)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Scenario::Replay(a) => {
+            crate::replay::run(global, &a)?;
             Ok(ExitCode::SUCCESS)
         }
         Scenario::Dedup { paths, json } => {
