@@ -90,7 +90,11 @@ pub async fn respond(
                 (None, Some(f)) => calls::read_suggestions(f, ctx.config.suggest_floor),
                 _ => Vec::new(),
             };
-            let text = hit.as_ref().map(answer::plan_context).or_else(|| answer::suggestion_context(&near));
+            // A plan nobody has reported to work is named, not handed over step by step.
+            let shown = |h: &calls::PlanHit| {
+                if h.successes > 0 { answer::plan_context(h) } else { answer::unconfirmed_context(h) }
+            };
+            let text = hit.as_ref().map(shown).or_else(|| answer::suggestion_context(&near));
             // The ledger: a request follows, carrying what this hook added (if anything).
             let subject = hit
                 .as_ref()
@@ -241,7 +245,19 @@ mod tests {
     fn plan_hit() -> Value {
         json!({"status": "hit", "hit": {"plan_id": "p1", "score": 0.9,
             "steps": [{"tool": "mcp__everything__echo", "inputs": {"message": "hello"}, "side_effect": false}],
-            "provenance": {"source": "trace", "task": "Please echo hi using the MCP tool"}}})
+            "provenance": {"source": "trace", "task": "Please echo hi using the MCP tool"},
+            "counters": {"hits": 3, "successes": 1, "failures": 0}}})
+    }
+
+    #[test]
+    fn a_plan_no_one_reported_to_work_is_named_not_handed_over() {
+        let p = fixture("claude-UserPromptSubmit-1795311204932778601.json");
+        let mut unproven = plan_hit();
+        unproven["hit"]["counters"]["successes"] = json!(0);
+        let (out, _) = run(Agent::Claude, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, unproven)]);
+        let ctx = out.unwrap()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();
+        assert!(ctx.contains("no one has reported it to work yet") && ctx.contains("plan_id \"p1\""), "{ctx}");
+        assert!(!ctx.contains("mcp__everything__echo"), "its steps are not handed over: {ctx}");
     }
 
     fn near_miss(score: f64) -> Value {
