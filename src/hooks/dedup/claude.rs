@@ -119,7 +119,7 @@ mod tests {
         let mut lines: Vec<Value> = read_entries("u1", None, "t1", "fn a() {}\n").into();
         let got = seen(&lines, None, "/p");
         assert_eq!(got.len(), 1);
-        assert_eq!((got[0].text.as_deref(), got[0].message), (Some("fn a() {}"), 2));
+        assert_eq!((got[0].text.as_deref(), got[0].message), (Some("fn a() {}\n"), 2));
         lines.push(json!({"type": "system", "subtype": "compact_boundary", "uuid": "c1", "parentUuid": null}));
         lines.push(json!({"type": "user", "uuid": "s1", "parentUuid": "c1", "isCompactSummary": true,
             "message": {"content": "summary"}}));

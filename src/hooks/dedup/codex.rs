@@ -100,7 +100,7 @@ mod tests {
         ];
         let got = seen(&lines, Some("c2"), "/x");
         assert_eq!(got.len(), 1);
-        assert_eq!((got[0].key.path.as_str(), got[0].text.as_deref()), ("/p/notes.txt", Some("a\nb")));
+        assert_eq!((got[0].key.path.as_str(), got[0].text.as_deref()), ("/p/notes.txt", Some("a\nb\n")));
         lines.insert(3, json!({"type": "compacted", "payload": {"message": "summary"}}));
         assert!(seen(&lines, Some("c2"), "/x").is_empty());
     }

@@ -246,7 +246,7 @@ mod tests {
         let seen = transcript_seen(Agent::Qwen, &p).unwrap();
         writer.join().unwrap();
         assert_eq!(seen.len(), 1, "the earlier read was not seen: {seen:?}");
-        assert_eq!(seen[0].text.as_deref(), Some("x"));
+        assert_eq!(seen[0].text.as_deref(), Some("x\n"));
     }
 
     #[test]
