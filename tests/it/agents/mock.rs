@@ -122,7 +122,8 @@ fn text_of(v: &Value) -> String {
     }
 }
 
-fn anthropic_calls(messages: &[Value]) -> Vec<Value> {
+/// The tool calls of an Anthropic Messages conversation, each with the text of its result.
+pub fn anthropic_calls(messages: &[Value]) -> Vec<Value> {
     let blocks: Vec<&Value> = messages.iter().filter_map(|m| m["content"].as_array()).flatten().collect();
     let result = |id: &Value| {
         blocks.iter().find(|b| b["type"] == "tool_result" && &b["tool_use_id"] == id).map(|b| text_of(&b["content"]))
