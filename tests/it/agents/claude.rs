@@ -107,21 +107,6 @@ fn claude_code_sessions_reach_refrain_store_a_plan_and_get_it_back() {
     assert_plan_handed_back(&mock2, Api::Anthropic, &plan_id);
 }
 
-/// The calls of the conversation whose first user message does (`Some`) or does not (`None`)
-/// hold `marker`: its longest request's messages, taken apart.
-fn calls_of(mock: &Mock, marker: &str, inside: bool) -> Vec<Value> {
-    let first_user = |r: &Value| {
-        r["messages"].as_array().and_then(|m| m.iter().find(|m| m["role"] == "user")).map(|m| m["content"].to_string())
-    };
-    let longest = mock
-        .requests()
-        .into_iter()
-        .filter(|r| first_user(r).is_some_and(|t| t.contains(marker) == inside))
-        .max_by_key(|r| r["messages"].as_array().map_or(0, Vec::len))
-        .unwrap_or_default();
-    super::mock::anthropic_calls(longest["messages"].as_array().map_or(&[][..], Vec::as_slice))
-}
-
 /// A Read result as Claude Code numbers it for the model, back to the text (`N<tab>line`).
 fn unnumbered(result: &str) -> String {
     result.split('\n').map(|l| l.split_once('\t').map_or(l, |(_, rest)| rest)).collect::<Vec<_>>().join("\n")
@@ -178,7 +163,7 @@ fn claude_code_subagents_get_files_they_never_saw_and_a_fixed_final_newline_gets
     // The fix: the file on disk now ends in a newline, and the model got a diff that rebuilds it.
     let fixed = std::fs::read_to_string(s.project.join("lint.md")).unwrap();
     assert_eq!(fixed, format!("{lint}\n"), "the Edit did not add the final newline");
-    let main = calls_of(&mock, marker, false);
+    let main = mock.calls_in(Api::Anthropic, marker, false);
     let reads: Vec<String> = main
         .iter()
         .filter(|c| c["name"] == "Read" && c["input"].to_string().contains("lint.md"))
@@ -198,7 +183,7 @@ fn claude_code_subagents_get_files_they_never_saw_and_a_fixed_final_newline_gets
 
     // The subagent: its first read of the guide (which its parent had read) shows the file, its
     // second gets the note.
-    let sub = calls_of(&mock, marker, true);
+    let sub = mock.calls_in(Api::Anthropic, marker, true);
     let reads: Vec<&str> =
         sub.iter().filter(|c| c["name"] == "Read").map(|c| c["result"].as_str().unwrap_or("")).collect();
     assert_eq!(reads.len(), 2, "the subagent did not read the guide twice: {sub:#?}");

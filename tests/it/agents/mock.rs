@@ -101,6 +101,27 @@ impl Mock {
     }
 
     /// True when any request the model received contains `needle` anywhere in its body.
+    /// The tool calls of the conversations whose first user message holds `marker` (`inside`),
+    /// or does not: the longest such request's, taken apart. A subagent started with a marker
+    /// in its prompt is its own conversation (Anthropic and Chat APIs).
+    pub fn calls_in(&self, api: Api, marker: &str, inside: bool) -> Vec<Value> {
+        let first_user = |r: &Value| {
+            let messages = r["messages"].as_array()?;
+            messages.iter().find(|m| m["role"] == "user").map(|m| m["content"].to_string())
+        };
+        let longest = self
+            .requests()
+            .into_iter()
+            .filter(|r| first_user(r).is_some_and(|t| t.contains(marker) == inside))
+            .max_by_key(|r| r["messages"].as_array().map_or(0, Vec::len))
+            .unwrap_or_default();
+        let items = longest["messages"].as_array().cloned().unwrap_or_default();
+        match api {
+            Api::Chat => chat_calls(&items),
+            _ => anthropic_calls(&items),
+        }
+    }
+
     pub fn saw(&self, needle: &str) -> bool {
         self.requests().iter().any(|r| r.to_string().contains(needle))
     }
@@ -122,8 +143,7 @@ fn text_of(v: &Value) -> String {
     }
 }
 
-/// The tool calls of an Anthropic Messages conversation, each with the text of its result.
-pub fn anthropic_calls(messages: &[Value]) -> Vec<Value> {
+fn anthropic_calls(messages: &[Value]) -> Vec<Value> {
     let blocks: Vec<&Value> = messages.iter().filter_map(|m| m["content"].as_array()).flatten().collect();
     let result = |id: &Value| {
         blocks.iter().find(|b| b["type"] == "tool_result" && &b["tool_use_id"] == id).map(|b| text_of(&b["content"]))
