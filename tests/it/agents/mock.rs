@@ -103,22 +103,22 @@ impl Mock {
     /// True when any request the model received contains `needle` anywhere in its body.
     /// The tool calls of the conversations whose first user message holds `marker` (`inside`),
     /// or does not: the longest such request's, taken apart. A subagent started with a marker
-    /// in its prompt is its own conversation (Anthropic and Chat APIs).
+    /// in its prompt is its own conversation.
     pub fn calls_in(&self, api: Api, marker: &str, inside: bool) -> Vec<Value> {
-        let first_user = |r: &Value| {
-            let messages = r["messages"].as_array()?;
-            messages.iter().find(|m| m["role"] == "user").map(|m| m["content"].to_string())
-        };
+        let key = api.conversation();
+        let first_user = |r: &Value| r[key].as_array()?.iter().find(|m| m["role"] == "user").map(Value::to_string);
         let longest = self
             .requests()
             .into_iter()
             .filter(|r| first_user(r).is_some_and(|t| t.contains(marker) == inside))
-            .max_by_key(|r| r["messages"].as_array().map_or(0, Vec::len))
+            .max_by_key(|r| r[key].as_array().map_or(0, Vec::len))
             .unwrap_or_default();
-        let items = longest["messages"].as_array().cloned().unwrap_or_default();
+        let items = longest[key].as_array().cloned().unwrap_or_default();
         match api {
+            Api::Anthropic => anthropic_calls(&items),
+            Api::Responses => responses_calls(&items),
+            Api::Gemini => gemini_calls(&items),
             Api::Chat => chat_calls(&items),
-            _ => anthropic_calls(&items),
         }
     }
 
