@@ -26,7 +26,7 @@ use super::{Agent, Payload};
 use crate::prompt::estimate_tokens;
 use journal::Journal;
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use view::ReadKey;
 use window::Seen;
 
@@ -120,13 +120,14 @@ fn transcript_seen(agent: Agent, p: &Payload) -> Option<Vec<Seen>> {
 /// The session file holding the conversation the call was made in, or None when the payload
 /// does not say which one that is.
 ///
-/// A subagent's payload carries its `agent_id` and the *main* session's transcript path. Claude
-/// Code keeps each subagent's own conversation beside the main transcript, in
+/// A Claude Code subagent's payload carries its `agent_id` and the *main* session's transcript
+/// path; Claude Code keeps each subagent's own conversation beside the main transcript, in
 /// `<session>/subagents/agent-<agent_id>.jsonl`: that file, never the parent's or a sibling's.
-/// Codex and Qwen Code subagents are refused (their own files are not read). Gemini CLI's
-/// payloads do not say whether a subagent made the call at all; its subagents record their chats
-/// in a folder named after the session beside the main recording, so once one exists no call of
-/// the session gets a note.
+/// A Codex subagent's payload carries its `agent_id` and its own rollout, whose `session_meta`
+/// names the thread: used only when that thread is the agent. Qwen Code subagents are refused
+/// (their own files record no tool status). Gemini CLI's payloads do not say whether a subagent
+/// made the call at all; its subagents record their chats in a folder named after the session
+/// beside the main recording, so once one exists no call of the session gets a note.
 fn conversation(agent: Agent, p: &Payload) -> Option<std::path::PathBuf> {
     let main = std::path::Path::new(p.transcript_path.as_deref().filter(|t| !t.is_empty())?);
     match (agent, p.agent_id.as_deref()) {
@@ -141,8 +142,18 @@ fn conversation(agent: Agent, p: &Payload) -> Option<std::path::PathBuf> {
             (plain(id) && plain(session))
                 .then(|| main.with_file_name(session).join("subagents").join(format!("agent-{id}.jsonl")))
         }
+        (Agent::Codex, Some(id)) => (rollout_thread(main).as_deref() == Some(id)).then(|| main.to_path_buf()),
         (_, Some(_)) => None,
     }
+}
+
+/// The thread a Codex rollout records: its first line's `session_meta` id.
+fn rollout_thread(path: &std::path::Path) -> Option<String> {
+    let mut first = String::new();
+    BufReader::new(std::fs::File::open(path).ok()?).take(MAX_TRANSCRIPT_BYTES).read_line(&mut first).ok()?;
+    let meta: Value = serde_json::from_str(&first).ok()?;
+    (meta.get("type")?.as_str()? == "session_meta").then_some(())?;
+    Some(meta.pointer("/payload/id")?.as_str()?.to_string())
 }
 
 /// True when Gemini CLI subagents have recorded chats for `session` (or when that cannot be
@@ -321,8 +332,9 @@ mod tests {
     }
 
     /// A subagent's payload names the main transcript, where its parent read the file: Claude
-    /// Code's subagent gets no note from there (its own file is elsewhere), Codex and Qwen Code
-    /// subagents get none at all, and none of them waits for a call that cannot show up.
+    /// Code's subagent gets no note from there (its own file is elsewhere), a Codex subagent's
+    /// rollout must be its own thread, a Qwen Code subagent gets none at all, and none of them
+    /// waits for a call that cannot show up.
     #[test]
     fn a_subagent_never_gets_a_note_from_its_parents_reads_and_never_waits() {
         let dir = tempfile::tempdir().unwrap();
@@ -332,7 +344,7 @@ mod tests {
         p.agent_id = Some("aad04e7a11635a01e".into());
         let started = std::time::Instant::now();
         assert_eq!(decide(Agent::Claude, &p, None), None, "the parent's read is not in the subagent's context");
-        assert_eq!(transcript_seen(Agent::Codex, &p), None);
+        assert_eq!(transcript_seen(Agent::Codex, &p), None, "a rollout that is not the agent's own thread");
         assert_eq!(transcript_seen(Agent::Qwen, &Payload { tool_call_id: Some("t2".into()), ..p.clone() }), None);
         assert!(started.elapsed() < RECORD_WAIT / 2, "waited {:?}", started.elapsed());
         // Its own transcript, beside the main one, is the one read.
