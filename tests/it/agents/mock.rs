@@ -106,7 +106,14 @@ impl Mock {
     /// in its prompt is its own conversation.
     pub fn calls_in(&self, api: Api, marker: &str, inside: bool) -> Vec<Value> {
         let key = api.conversation();
-        let first_user = |r: &Value| r[key].as_array()?.iter().find(|m| m["role"] == "user").map(Value::to_string);
+        // Codex puts its environment context first: there every user message counts.
+        let first_user = |r: &Value| {
+            let mut users = r[key].as_array()?.iter().filter(|m| m["role"] == "user");
+            match api {
+                Api::Responses => Some(users.map(Value::to_string).collect::<String>()),
+                _ => users.next().map(Value::to_string),
+            }
+        };
         let longest = self
             .requests()
             .into_iter()
