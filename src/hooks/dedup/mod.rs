@@ -1,13 +1,16 @@
 //! Read dedup: when an agent reads again what it already read in its current context window and
-//! the file shows the same, the post-tool hook replaces the output with a short note; when only
-//! a little changed, with the diff against the earlier read.
+//! the tool returns byte for byte the same text, the post-tool hook replaces the output with a
+//! short note; when only a little changed, with a diff against the earlier read that rebuilds the
+//! new text exactly (`patch` applies it).
 //!
-//! What the model still has in context comes from the agent's own session file (or refrain's
-//! journal for agents without one), read fresh at every call: reads before a compaction, on a
-//! rewound branch, before the prompt shrank, or buried under enough newer tool output for the
-//! agent to clear them never count. Only the same file, the same tool and the same range is
-//! compared. The call itself has already run, so nothing that depends on it having run (Claude
-//! Code's read-before-edit check) is affected: refrain replaces output, never denies a call.
+//! What the model still has in context comes from the session file of the conversation the call
+//! was made in (a subagent's own, never its parent's or a sibling's; or refrain's journal for
+//! agents without one), read fresh at every call: reads before a compaction, on a rewound branch,
+//! before the prompt shrank, or buried under enough newer tool output for the agent to clear them
+//! never count, and when refrain cannot tell which conversation the call belongs to, nothing
+//! does. Only the same file, the same tool and the same range is compared. The call itself has
+//! already run, so nothing that depends on it having run (Claude Code's read-before-edit check)
+//! is affected: refrain replaces output, never denies a call.
 
 pub mod journal;
 pub mod note;
