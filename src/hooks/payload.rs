@@ -40,6 +40,11 @@ pub struct Payload {
     pub compact_summary: Option<String>,
     /// Gemini CLI AfterAgent: the final answer of the turn.
     pub prompt_response: Option<String>,
+    /// Claude Code, Codex, Qwen Code: the subagent that made the call (absent in the main
+    /// conversation).
+    pub agent_id: Option<String>,
+    /// Claude Code SubagentStop: the subagent's own transcript.
+    pub agent_transcript_path: Option<String>,
     /// Qwen Code: the model's own id of the tool call.
     pub tool_call_id: Option<String>,
     /// Cursor: present on every Cursor payload (how refrain tells Cursor apart).

@@ -8,7 +8,9 @@ Listens on 127.0.0.1 (a free port, written to LOGDIR/port) and plays a script: S
 script's first tool and holds N tool results gets step N as a tool_use block, or the final text
 once the steps are used up. Requests that offer no such tool (titles, summaries, quota checks) get
 a short text answer. A step whose tool is not offered ends the turn with a text naming it (the test
-then fails on it). Every request is saved as LOGDIR/req-NNN.json ({path, body}). Loopback only."""
+then fails on it). SCRIPT_JSON may also hold "agents": {MARKER: {"steps": [...], "final": "text"}}: a
+request whose first user message contains MARKER (a subagent started with a prompt holding it) plays
+that script instead. Every request is saved as LOGDIR/req-NNN.json ({path, body}). Loopback only."""
 import itertools
 import json
 import os
@@ -30,14 +32,31 @@ def tool_results(messages):
                for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
 
 
+def first_user_text(messages):
+    for m in messages:
+        if m.get("role") == "user":
+            c = m.get("content")
+            return c if isinstance(c, str) else " ".join(b.get("text", "") for b in c or [] if isinstance(b, dict))
+    return ""
+
+
+def script_for(body):
+    first = first_user_text(body.get("messages", []))
+    for marker, script in (SCRIPT.get("agents") or {}).items():
+        if marker in first:
+            return script
+    return SCRIPT
+
+
 def reply(n, body):
-    steps = SCRIPT["steps"]
+    script = script_for(body)
+    steps = script["steps"]
     tools = [t.get("name") for t in body.get("tools") or []]
     done = tool_results(body.get("messages", []))
     if not steps or steps[0]["name"] not in tools:
         return [{"type": "text", "text": "OK."}], "end_turn"
     if done >= len(steps):
-        return [{"type": "text", "text": SCRIPT.get("final", "Done.")}], "end_turn"
+        return [{"type": "text", "text": script.get("final", "Done.")}], "end_turn"
     step = steps[done]
     if step["name"] not in tools:
         return [{"type": "text", "text": f"MOCK: the tool {step['name']} was not offered"}], "end_turn"

@@ -9,6 +9,8 @@ Listens on 127.0.0.1 (a free port, written to LOGDIR/port) and plays a script: S
 script's first tool and holds N tool messages gets step N as a tool call, or the final text once
 the steps are used up. Requests that offer no such tool (titles, summaries) get a short text answer.
 A step whose tool is not offered ends the turn with a text naming it (the test then fails on it).
+SCRIPT_JSON may also hold "agents": {MARKER: {"steps": [...], "final": "text"}}: a request whose first
+user message contains MARKER (a subagent started with a prompt holding it) plays that script instead.
 Every request is saved as LOGDIR/req-NNN.json ({path, body}). Loopback only; no key is checked."""
 import itertools
 import json
@@ -28,14 +30,31 @@ def offered(body):
     return [(t.get("function") or {}).get("name") for t in body.get("tools") or []]
 
 
+def first_user_text(messages):
+    for m in messages:
+        if m.get("role") == "user":
+            c = m.get("content")
+            return c if isinstance(c, str) else " ".join(p.get("text", "") for p in c or [] if isinstance(p, dict))
+    return ""
+
+
+def script_for(body):
+    first = first_user_text(body.get("messages") or [])
+    for marker, script in (SCRIPT.get("agents") or {}).items():
+        if marker in first:
+            return script
+    return SCRIPT
+
+
 def reply(body):
     """(text, tool_call) for this request."""
-    steps, tools = SCRIPT["steps"], offered(body)
+    script = script_for(body)
+    steps, tools = script["steps"], offered(body)
     if not steps or steps[0]["name"] not in tools:
         return "OK.", None
     done = sum(1 for m in body.get("messages") or [] if m.get("role") == "tool")
     if done >= len(steps):
-        return SCRIPT.get("final", "Done."), None
+        return script.get("final", "Done."), None
     step = steps[done]
     if step["name"] not in tools:
         return f"MOCK: the tool {step['name']} was not offered", None

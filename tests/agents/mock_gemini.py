@@ -10,7 +10,9 @@ script's first tool and holds N function responses gets step N as a functionCall
 text once the steps are used up. Requests that offer no such tool (routing, next-speaker checks,
 summaries) get a short text answer ("{}" when they ask for JSON). A step whose tool is not offered
 ends the turn with a text naming it (the test then fails on it). Every request is saved as
-LOGDIR/req-NNN.json ({path, body}). Loopback only; the API key is not checked."""
+LOGDIR/req-NNN.json ({path, body}). SCRIPT_JSON may also hold "agents": {MARKER: {"steps": [...],
+"final": "text"}}: a request whose first user content contains MARKER (a subagent started with a
+request holding it) plays that script instead. Loopback only; the API key is not checked."""
 import itertools
 import json
 import os
@@ -32,14 +34,24 @@ def responses(body):
                if isinstance(p, dict) and "functionResponse" in p)
 
 
+def script_for(body):
+    users = [c for c in body.get("contents") or [] if c.get("role") == "user"]
+    first = " ".join(p.get("text", "") for p in (users[0].get("parts") or []) if isinstance(p, dict)) if users else ""
+    for marker, script in (SCRIPT.get("agents") or {}).items():
+        if marker in first:
+            return script
+    return SCRIPT
+
+
 def reply(body):
-    steps, tools = SCRIPT["steps"], offered(body)
+    script = script_for(body)
+    steps, tools = script["steps"], offered(body)
     wants_json = (body.get("generationConfig") or {}).get("responseMimeType") == "application/json"
     if not steps or steps[0]["name"] not in tools:
         return [{"text": "{}" if wants_json else "OK."}]
     done = responses(body)
     if done >= len(steps):
-        return [{"text": SCRIPT.get("final", "Done.")}]
+        return [{"text": script.get("final", "Done.")}]
     step = steps[done]
     if step["name"] not in tools:
         return [{"text": f"MOCK: the tool {step['name']} was not offered"}]

@@ -8,7 +8,11 @@ Listens on 127.0.0.1 (a free port, written to LOGDIR/port) and plays a script: S
  "final": "text"}. A request whose input holds N tool outputs gets step N as a tool call, or the
 final message once the steps are used up. A step whose tool the request does not offer ends the
 turn with a message naming the missing tool (the test then fails on it). Every request is saved as
-LOGDIR/req-NNN.json ({path, body}). Loopback only; no API key is checked."""
+LOGDIR/req-NNN.json ({path, body}). SCRIPT_JSON may also hold "agents": {MARKER: {"steps": [...],
+"final": "text"}}: a request whose input holds a user message containing MARKER (a subagent started
+with a task holding it) plays that script instead. In a step's arguments, "$SPAWNED_AGENT_ID" stands for
+the agent_id of the last spawn_agent output in the request (to wait for that agent). Loopback only; no
+API key is checked."""
 import itertools
 import json
 import os
@@ -37,6 +41,26 @@ def find(tools, name):
         if nm and (nm == name or ns + nm == name or f"{ns}__{nm}" == name):
             return ns, nm, kind
     return None
+
+
+def script_for(items):
+    users = [i for i in items if isinstance(i, dict) and i.get("role") == "user"]
+    text = json.dumps(users)
+    for marker, script in (SCRIPT.get("agents") or {}).items():
+        if marker in text:
+            return script
+    return SCRIPT
+
+
+def spawned_agent_id(items):
+    found = ""
+    for i in items:
+        if isinstance(i, dict) and i.get("type") in OUTPUTS:
+            try:
+                found = json.loads(i.get("output") or "").get("agent_id") or found
+            except (ValueError, AttributeError):
+                pass
+    return found
 
 
 def sse(obj):
@@ -73,9 +97,10 @@ class Handler(BaseHTTPRequestHandler):
             json.dump({"path": self.path, "body": body}, f, indent=1)
         items = body.get("input", []) if isinstance(body, dict) else []
         done = sum(1 for i in items if isinstance(i, dict) and i.get("type") in OUTPUTS)
-        steps = SCRIPT["steps"]
+        script = script_for(items)
+        steps = script["steps"]
         if done >= len(steps):
-            item = message(n, SCRIPT.get("final", "Done."))
+            item = message(n, script.get("final", "Done."))
         else:
             step = steps[done]
             hit = find(body.get("tools"), step["name"])
@@ -85,8 +110,9 @@ class Handler(BaseHTTPRequestHandler):
                 item = {"type": "custom_tool_call", "id": f"ctc_{n}", "call_id": f"call_mock{n:04d}",
                         "name": hit[1], "input": step["input"], "status": "completed"}
             else:
+                arguments = json.dumps(step.get("arguments", {})).replace("$SPAWNED_AGENT_ID", spawned_agent_id(items))
                 item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_mock{n:04d}", "name": hit[1],
-                        "arguments": json.dumps(step.get("arguments", {})), "status": "completed"}
+                        "arguments": arguments, "status": "completed"}
                 if hit[0]:
                     item["namespace"] = hit[0]
         rid = f"resp_mock{n:04d}"

@@ -7,6 +7,7 @@ mod adversarial;
 mod agents;
 mod browser;
 mod bulk;
+mod dedup;
 mod embed_model;
 mod hook;
 mod http;

@@ -4,8 +4,11 @@
 //! a compaction starts a new root (`compact_boundary`, whose parent is null). The current context
 //! is the branch from the entry holding the current call back to its root; a
 //! `microcompact_boundary` (old tool results cleared) on it also ends what counts.
+//!
+//! A subagent's transcript (its own file) keeps only what its model received for a Read, the
+//! numbered lines, not the tool's result: the text is taken back out of the numbering.
 
-use super::view;
+use super::view::{self, Via};
 use super::window::{Seen, Window};
 use crate::hooks::Agent;
 use serde_json::Value;
@@ -63,6 +66,9 @@ pub fn seen(lines: &[Value], current: Option<&str>, cwd: &str) -> Vec<Seen> {
                     let failed = r.get("is_error").and_then(Value::as_bool) == Some(true);
                     let text = match (single && !failed, e.get("toolUseResult")) {
                         (true, Some(result)) => view::payload_text(Agent::Claude, key.via, result),
+                        (true, None) if key.via == Via::ReadTool => {
+                            r.get("content").and_then(result_text).and_then(numbered_text).and_then(view::content)
+                        }
                         _ => None,
                     };
                     w.read(id, key, text, len);
@@ -72,6 +78,37 @@ pub fn seen(lines: &[Value], current: Option<&str>, cwd: &str) -> Vec<Seen> {
         }
     }
     w.finish()
+}
+
+/// The text of a tool_result block's content: a string, or a list holding one text part.
+fn result_text(content: &Value) -> Option<&str> {
+    match content {
+        Value::String(s) => Some(s),
+        Value::Array(parts) => match parts.as_slice() {
+            [part] if part.get("type").and_then(Value::as_str) == Some("text") => part.get("text")?.as_str(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The file text of a Read result as the model received it (`1\tfirst line\n2\t…`), for
+/// transcripts that do not keep the tool's own result (a subagent's). Every line must carry the
+/// next number and a tab, so the text taken out numbers back to exactly what the model got;
+/// anything else (an added reminder, another format) gives None.
+pub fn numbered_text(rendered: &str) -> Option<String> {
+    let mut out: Vec<&str> = Vec::new();
+    let mut next: Option<u64> = None;
+    for line in rendered.split('\n') {
+        let (n, rest) = line.split_once('\t')?;
+        let number: u64 = n.parse().ok()?;
+        if number.to_string() != n || next.is_some_and(|want| want != number) {
+            return None;
+        }
+        next = Some(number + 1);
+        out.push(rest);
+    }
+    Some(out.join("\n"))
 }
 
 fn blocks(e: &Value) -> impl Iterator<Item = &Value> {
@@ -119,7 +156,7 @@ mod tests {
         let mut lines: Vec<Value> = read_entries("u1", None, "t1", "fn a() {}\n").into();
         let got = seen(&lines, None, "/p");
         assert_eq!(got.len(), 1);
-        assert_eq!((got[0].text.as_deref(), got[0].message), (Some("fn a() {}"), 2));
+        assert_eq!((got[0].text.as_deref(), got[0].message), (Some("fn a() {}\n"), 2));
         lines.push(json!({"type": "system", "subtype": "compact_boundary", "uuid": "c1", "parentUuid": null}));
         lines.push(json!({"type": "user", "uuid": "s1", "parentUuid": "c1", "isCompactSummary": true,
             "message": {"content": "summary"}}));
@@ -136,5 +173,29 @@ mod tests {
         let got = seen(&lines, Some("t3"), "/p");
         assert_eq!(got.iter().map(|s| s.call_id.as_str()).collect::<Vec<_>>(), ["t1"]);
         assert!(seen(&lines[..2], Some("t1"), "/p").is_empty());
+    }
+
+    #[test]
+    fn numbered_lines_give_back_the_exact_text_or_nothing() {
+        assert_eq!(numbered_text("1\ta\n2\tb\r\n3\t").as_deref(), Some("a\nb\r\n"));
+        assert_eq!(numbered_text("10\tx\ty\n11\tlast").as_deref(), Some("x\ty\nlast"));
+        assert_eq!(numbered_text("1\ta\n3\tb"), None, "a gap");
+        assert_eq!(numbered_text("1\ta\n02\tb"), None, "another numbering");
+        assert_eq!(numbered_text("1\ta\n\n<system-reminder>x</system-reminder>"), None, "something added");
+        assert_eq!(numbered_text("     1\u{2192}a"), None, "an older format");
+    }
+
+    /// A subagent's transcript keeps no `toolUseResult`: its reads are taken from what its model
+    /// received.
+    #[test]
+    fn a_subagents_own_transcript_shows_its_reads() {
+        let mut lines: Vec<Value> = read_entries("u1", None, "t1", "a\n\n").into();
+        lines[1].as_object_mut().unwrap().remove("toolUseResult");
+        lines[1]["message"]["content"][0]["content"] = json!("1\ta\n2\t\n3\t");
+        lines[1]["isSidechain"] = json!(true);
+        let got = seen(&lines, None, "/p");
+        assert_eq!(got[0].text.as_deref(), Some("a\n\n"));
+        lines[1]["message"]["content"][0]["content"] = json!("[refrain] /p/a.rs is unchanged since your read");
+        assert_eq!(seen(&lines, None, "/p")[0].text, None, "a note is no content");
     }
 }

@@ -100,8 +100,36 @@ mod tests {
         ];
         let got = seen(&lines, Some("c2"), "/x");
         assert_eq!(got.len(), 1);
-        assert_eq!((got[0].key.path.as_str(), got[0].text.as_deref()), ("/p/notes.txt", Some("a\nb")));
+        assert_eq!((got[0].key.path.as_str(), got[0].text.as_deref()), ("/p/notes.txt", Some("a\nb\n")));
         lines.insert(3, json!({"type": "compacted", "payload": {"message": "summary"}}));
         assert!(seen(&lines, Some("c2"), "/x").is_empty());
+    }
+
+    /// A Codex subagent's payload carries its agent_id and its own rollout: the rollout is read
+    /// only when its session_meta names that thread.
+    #[test]
+    fn a_subagent_reads_only_its_own_rollout() {
+        let dir = tempfile::tempdir().unwrap();
+        let rollout = dir.path().join("rollout.jsonl");
+        let lines = [
+            json!({"type": "session_meta", "payload": {"id": "01a2-child", "parent_thread_id": "01a2-root", "cwd": "/p"}}),
+            call("c1", "cat notes.txt"),
+            output("c1", &"a line of the notes, long enough to be worth a note\n".repeat(20)),
+            call("c2", "cat notes.txt"),
+        ];
+        std::fs::write(&rollout, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+        let p = crate::hooks::Payload {
+            transcript_path: Some(rollout.to_string_lossy().into_owned()),
+            cwd: Some("/p".into()),
+            tool_name: Some("exec_command".into()),
+            tool_input: Some(json!({"cmd": "cat notes.txt"})),
+            tool_response: Some(json!("a line of the notes, long enough to be worth a note\n".repeat(20))),
+            tool_use_id: Some("c2".into()),
+            agent_id: Some("01a2-child".into()),
+            ..crate::hooks::Payload::default()
+        };
+        assert!(super::super::decide(Agent::Codex, &p, None).is_some(), "its own re-read");
+        let other = crate::hooks::Payload { agent_id: Some("01a2-sibling".into()), ..p };
+        assert_eq!(super::super::decide(Agent::Codex, &other, None), None, "another thread's rollout");
     }
 }

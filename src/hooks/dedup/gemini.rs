@@ -101,7 +101,7 @@ mod tests {
         ];
         let got = seen(&lines, "/p");
         assert_eq!(got.len(), 1);
-        assert_eq!((got[0].key.path.as_str(), got[0].text.as_deref()), ("/p/notes.txt", Some("a\nb")));
+        assert_eq!((got[0].key.path.as_str(), got[0].text.as_deref()), ("/p/notes.txt", Some("a\nb\n")));
         let mut rewound = lines.clone();
         rewound.push(json!({"$rewindTo": "g1"}));
         assert!(seen(&rewound, "/p").is_empty());

@@ -1,11 +1,12 @@
 //! refrain's own record of a session, for agents whose session file refrain cannot read
 //! (opencode, through refrain's plugin; Cursor): the prompts, the tool calls with what read
-//! calls showed, and compactions. It gives those agents what a transcript gives the others:
-//! the plan a turn followed and the reads still in context.
+//! calls showed, and compactions. It gives those agents what a transcript gives the others: the
+//! plan a turn followed and the reads still in context.
 //!
 //! One JSONL file per session under the project's data directory, private to the user, bounded
-//! in size; read texts are redacted like everything else refrain stores. Files untouched for
-//! `KEEP_DAYS` are removed when a new one is created.
+//! in size. A read text is kept exactly (it is compared byte for byte), and only when it holds
+//! nothing the redactor would hide. Files untouched for `KEEP_DAYS` are removed when a new one is
+//! created.
 
 use super::view;
 use super::window::{Seen, Window};
@@ -45,8 +46,14 @@ pub enum Entry {
         cwd: String,
         /// Bytes of output the model received.
         output_len: usize,
-        /// For a read: the text it showed (redacted); None when the model was shown a note.
+        /// For a read: the text it showed, exactly; None when the model was shown a note, or
+        /// when the text holds a secret (refrain stores no secrets, and a redacted text is not
+        /// what the model saw).
         text: Option<String>,
+        /// True when `text` is the exact text (journals written before refrain kept only exact
+        /// texts hold redacted ones, which are never compared).
+        #[serde(default)]
+        exact: bool,
     },
     /// The session was compacted: nothing before is in context.
     Compacted,
@@ -99,10 +106,10 @@ impl Journal {
             match e {
                 Entry::Prompt { .. } => w.message(),
                 Entry::Compacted => w.boundary(),
-                Entry::Call { id, tool, input, cwd, output_len, text } => {
+                Entry::Call { id, tool, input, cwd, output_len, text, exact } => {
                     w.message();
                     match view::key(agent, &tool, &input, &cwd) {
-                        Some(key) => w.read(&id, key, text, output_len),
+                        Some(key) => w.read(&id, key, text.filter(|_| exact), output_len),
                         None => w.output(output_len),
                     }
                 }
@@ -123,13 +130,17 @@ pub fn call_entry(agent: Agent, p: &crate::hooks::Payload, deduped: bool) -> Opt
         (false, Some(key), Some(r)) => view::payload_text(agent, key.via, r).and_then(|t| stored_text(&t)),
         _ => None,
     };
-    Some(Entry::Call { id: p.tool_use_id.clone().unwrap_or_default(), tool, input, cwd, output_len, text })
+    Some(Entry::Call { id: p.tool_use_id.clone().unwrap_or_default(), tool, input, cwd, output_len, text, exact: true })
 }
 
-/// A read text as the journal keeps it: redacted, bounded.
+/// A read text as the journal keeps it: exactly, when it is bounded and holds nothing the
+/// redactor would hide; else not at all (such a read is never answered by a note).
 pub fn stored_text(text: &str) -> Option<String> {
+    if text.len() > MAX_TEXT_BYTES {
+        return None;
+    }
     let (redacted, _) = crate::results::redactor().redact_str(text);
-    (redacted.len() <= MAX_TEXT_BYTES).then_some(redacted)
+    (redacted == text).then(|| text.to_string())
 }
 
 /// Removes journals idle for `KEEP_DAYS`.
@@ -161,6 +172,7 @@ mod tests {
             cwd: "/p".into(),
             output_len: 40,
             text: text.map(str::to_string),
+            exact: true,
         };
         j.append(&Entry::Prompt { text: "look".into() }).unwrap();
         j.append(&read("c1", Some("alpha"))).unwrap();
@@ -170,7 +182,12 @@ mod tests {
         let seen = j.seen(Agent::Opencode, None);
         assert_eq!((seen.len(), seen[0].call_id.as_str(), seen[0].text.as_deref()), (1, "c2", None));
         assert_eq!(Journal::new(dir.path(), Agent::Opencode, "ses_2").entries(), vec![]);
-        let kept = stored_text("key = AKIAIOSFODNN7EXAMPLE").unwrap();
-        assert!(!kept.contains("AKIAIOSFODNN7EXAMPLE"), "{kept}");
+        assert_eq!(stored_text("key = AKIAIOSFODNN7EXAMPLE"), None, "a secret is never stored");
+        assert_eq!(stored_text("a\r\nb\n\n").as_deref(), Some("a\r\nb\n\n"), "kept byte for byte");
+        // A line written before texts were kept exactly: its (redacted) text is never compared.
+        let old = r#"{"kind":"call","id":"c3","tool":"read","input":{"filePath":"/p/a.txt"},"cwd":"/p","output_len":9,"text":"key = [REDACTED]"}"#;
+        let line: Entry = serde_json::from_str(old).unwrap();
+        j.append(&line).unwrap();
+        assert_eq!(j.seen(Agent::Opencode, None).last().map(|s| s.text.clone()), Some(None));
     }
 }

@@ -3,7 +3,7 @@
 //! pass never mistakes them for file content.
 
 use super::view::{NOTE_MARK, Range, ReadKey};
-use similar::TextDiff;
+use similar::DiffTag;
 
 /// A diff is sent only when it is at most this share of the full output.
 const MAX_DIFF_SHARE: f64 = 0.5;
@@ -32,39 +32,119 @@ pub fn unchanged(key: &ReadKey, message: usize, text: &str) -> String {
         "{NOTE_MARK} {} is unchanged since your read at message {message}; {} lines. That output is still in your \
          context above, so it is not repeated here.",
         what(key),
-        text.lines().count()
+        lines(text).len()
     )
 }
 
 /// The note for a read that changed a little since: a unified diff against the earlier read, or
-/// None when the diff would not be much shorter than the output itself.
+/// None when the diff would not be much shorter than the output itself, or cannot be exact.
 pub fn changed(key: &ReadKey, message: usize, before: &str, now: &str) -> Option<String> {
-    let (before, now) = (with_newline(before), with_newline(now));
-    let diff = TextDiff::from_lines(&before, &now);
-    let body = diff.unified_diff().context_radius(2).header("your earlier read", "now").to_string();
-    if body.is_empty() || body.len() as f64 > now.len() as f64 * MAX_DIFF_SHARE {
+    let body = diff(before, now)?;
+    if body.len() as f64 > now.len() as f64 * MAX_DIFF_SHARE {
         return None;
     }
     Some(format!(
         "{NOTE_MARK} {} changed since your read at message {message} ({} lines then, {} now). Only the changes \
          are shown, as a unified diff against that read:\n{body}",
         what(key),
-        before.lines().count(),
-        now.lines().count()
+        lines(before).len(),
+        lines(now).len()
     ))
 }
 
-fn with_newline(s: &str) -> String {
-    if s.ends_with('\n') { s.to_string() } else { format!("{s}\n") }
+/// The lines of a text as `patch` takes them: each ends after its `\n` (a CR, bare or before the
+/// `\n`, stays part of its line), the last one without `\n` when the text does not end in one.
+fn lines(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n').collect()
+}
+
+/// A unified diff that rebuilds `now` from `before` byte for byte (`patch` applies it): lines
+/// split at `\n` only, every byte of a line kept, a last line without `\n` marked
+/// `\ No newline at end of file`. None when the texts are equal or hold a NUL (`patch` takes such
+/// a file for binary and will not apply a text diff to it).
+pub fn diff(before: &str, now: &str) -> Option<String> {
+    if before == now || before.contains('\0') || now.contains('\0') {
+        return None;
+    }
+    let (old, new) = (lines(before), lines(now));
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &old, &new);
+    let mut out = String::from("--- your earlier read\n+++ now\n");
+    for hunk in similar::group_diff_ops(ops, CONTEXT) {
+        // Each side of the hunk starts where its first op does and holds all the ops' lines
+        // (similar can give an op that holds no line of a side an index past the hunk's start).
+        let side = |r: fn(&similar::DiffOp) -> std::ops::Range<usize>| {
+            let start = hunk.iter().map(|op| r(op).start).min().unwrap_or(0);
+            (start, hunk.iter().map(|op| r(op).len()).sum::<usize>())
+        };
+        out.push_str(&format!("@@ -{} +{} @@\n", span(side(|op| op.old_range())), span(side(|op| op.new_range()))));
+        for op in &hunk {
+            let (tag, o, n) = op.as_tag_tuple();
+            let (gone, came) = match tag {
+                DiffTag::Equal => {
+                    o.clone().for_each(|i| push_line(&mut out, ' ', old[i]));
+                    continue;
+                }
+                DiffTag::Delete => (o, 0..0),
+                DiffTag::Insert => (0..0, n),
+                DiffTag::Replace => (o, n),
+            };
+            gone.for_each(|i| push_line(&mut out, '-', old[i]));
+            came.for_each(|i| push_line(&mut out, '+', new[i]));
+        }
+    }
+    Some(out)
+}
+
+/// Lines of context around each change.
+const CONTEXT: usize = 2;
+
+/// A hunk's `start,count`: 1-based, or the line before when the hunk holds none of that side.
+fn span((start, len): (usize, usize)) -> String {
+    match len {
+        0 => format!("{start},0"),
+        n => format!("{},{n}", start + 1),
+    }
+}
+
+fn push_line(out: &mut String, sign: char, line: &str) {
+    out.push(sign);
+    out.push_str(line);
+    if !line.ends_with('\n') {
+        out.push_str("\n\\ No newline at end of file\n");
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::view::Via;
     use super::*;
+    use proptest::prelude::*;
 
     fn key() -> ReadKey {
         ReadKey { via: Via::ReadTool, path: "/p/src/lib.rs".into(), range: Range::Lines(10, 40) }
+    }
+
+    /// What GNU patch makes of `before` with `diff` applied: the test's independent check that a
+    /// diff refrain sends rebuilds the new text byte for byte.
+    fn patched(before: &str, diff: &str) -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let (old, out, d) = (dir.path().join("old"), dir.path().join("out"), dir.path().join("d.diff"));
+        std::fs::write(&old, before).unwrap();
+        std::fs::write(&d, diff).unwrap();
+        let run = std::process::Command::new("patch")
+            .args(["--quiet", "--force", "-o"])
+            .arg(&out)
+            .arg(&old)
+            .arg("-i")
+            .arg(&d)
+            .output()
+            .expect("GNU patch is needed for the dedup diff tests");
+        assert!(run.status.success(), "patch refused the diff:\n{diff}\n{}", String::from_utf8_lossy(&run.stdout));
+        std::fs::read(&out).unwrap()
+    }
+
+    fn guide() -> String {
+        (1..=30).map(|i| format!("line {i} of the guide, long enough to be worth a note\n")).collect()
     }
 
     #[test]
@@ -86,5 +166,162 @@ mod tests {
         assert!(!note.contains("line 5\n"), "only the context around the change is shown: {note}");
         let rewritten: String = (1..=40).map(|i| format!("other {i}\n")).collect();
         assert_eq!(changed(&key(), 3, &before, &rewritten), None);
+    }
+
+    /// Each change at the end of a file that was once called "unchanged" (the comparison trimmed
+    /// trailing newlines), and a bare CR that once split a line and shifted every later hunk:
+    /// a diff that GNU patch applies to the earlier text to give the new one exactly.
+    #[test]
+    fn changes_at_the_end_and_carriage_returns_are_exact_diffs() {
+        let g = guide();
+        let cr = g.replace("line 3 of", "line 3\rof");
+        let cases = [
+            ("three blank lines appended", g.clone(), format!("{g}\n\n\n")),
+            ("a missing final newline fixed", g.trim_end().to_string(), g.clone()),
+            ("the final newline removed", g.clone(), g.trim_end().to_string()),
+            ("trailing blank lines removed", format!("{g}\n\n"), g.clone()),
+            ("the last line's LF turned CRLF", g.clone(), format!("{}\r\n", g.trim_end())),
+            ("every LF turned CRLF", g.clone(), g.replace('\n', "\r\n")),
+            ("a bare CR inside a line, then a later edit", cr.clone(), cr.replace("line 20 of", "line twenty of")),
+            ("a bare CR added inside a line", g.clone(), cr.clone()),
+            ("a last line ending in a bare CR", g.trim_end().to_string(), format!("{}\r", g.trim_end())),
+        ];
+        for (what, before, now) in cases {
+            let body = diff(&before, &now).unwrap_or_else(|| panic!("{what}: no diff"));
+            assert_eq!(patched(&before, &body), now.as_bytes(), "{what}:\n{body}");
+            // A change to every line is no small change: the read is shown in full.
+            let note = changed(&key(), 3, &before, &now);
+            assert_eq!(note.is_some(), what != "every LF turned CRLF", "{what}: {note:?}");
+        }
+    }
+
+    #[test]
+    fn hunks_after_a_bare_cr_are_numbered_as_patch_counts_lines() {
+        let before: String =
+            (1..=40).map(|i| format!("line {i}\n")).collect::<String>().replace("line 2\n", "li\rne 2\n");
+        let now = before.replace("line 30\n", "line thirty\n");
+        let body = diff(&before, &now).unwrap();
+        assert!(body.contains("@@ -28,5 +28,5 @@"), "{body}");
+    }
+
+    #[test]
+    fn a_text_with_a_nul_gets_no_diff() {
+        assert_eq!(diff("a\0b\n", "a\0c\n"), None, "patch takes it for binary");
+        assert_eq!(diff("same\n", "same\n"), None);
+    }
+
+    /// A line of a generated file: words, and sometimes a bare CR or a tab inside.
+    fn line() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop_oneof!["[a-z]{1,8}", Just("\r".to_string()), Just("\t".to_string()), Just(" ".to_string())],
+            0..8,
+        )
+        .prop_map(|w| w.concat())
+    }
+
+    /// A file: lines each ending in LF, CRLF or (the last) nothing, and trailing blank lines.
+    fn file() -> impl Strategy<Value = String> {
+        (prop::collection::vec((line(), prop_oneof![Just("\n"), Just("\r\n")]), 0..30), 0..4usize, any::<bool>())
+            .prop_map(|(lines, blanks, last_newline)| {
+                let mut s: String = lines.into_iter().map(|(l, end)| l + end).collect();
+                s.push_str(&"\n".repeat(blanks));
+                if !last_newline && s.ends_with('\n') {
+                    s.pop();
+                }
+                s
+            })
+    }
+
+    /// An edit of a file, as an agent or a linter makes them.
+    #[derive(Debug, Clone)]
+    enum Edit {
+        AppendBlank(usize),
+        TrimTrailingBlank,
+        ToggleFinalNewline,
+        LastLineCrlf,
+        AllCrlf,
+        AllLf,
+        BareCr(usize),
+        Replace(usize, String),
+        Insert(usize, String),
+        Delete(usize),
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        prop_oneof![
+            (1..4usize).prop_map(Edit::AppendBlank),
+            Just(Edit::TrimTrailingBlank),
+            Just(Edit::ToggleFinalNewline),
+            Just(Edit::LastLineCrlf),
+            Just(Edit::AllCrlf),
+            Just(Edit::AllLf),
+            any::<usize>().prop_map(Edit::BareCr),
+            (any::<usize>(), line()).prop_map(|(i, l)| Edit::Replace(i, l)),
+            (any::<usize>(), line()).prop_map(|(i, l)| Edit::Insert(i, l)),
+            any::<usize>().prop_map(Edit::Delete),
+        ]
+    }
+
+    /// Applies an edit (lines as `patch` sees them).
+    fn apply(text: &str, e: &Edit) -> String {
+        let mut l: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
+        let n = l.len().max(1);
+        match e {
+            Edit::AppendBlank(k) => return format!("{text}{}", "\n".repeat(*k)),
+            Edit::TrimTrailingBlank => return format!("{}\n", text.trim_end_matches(['\n', '\r'])),
+            Edit::ToggleFinalNewline => {
+                return match text.strip_suffix('\n') {
+                    Some(t) => t.to_string(),
+                    None => format!("{text}\n"),
+                };
+            }
+            Edit::LastLineCrlf => {
+                return match text.strip_suffix('\n') {
+                    Some(t) if !t.ends_with('\r') => format!("{t}\r\n"),
+                    _ => format!("{text}\r\n"),
+                };
+            }
+            Edit::AllCrlf => return text.replace("\r\n", "\n").replace('\n', "\r\n"),
+            Edit::AllLf => return text.replace("\r\n", "\n"),
+            Edit::BareCr(i) => {
+                if let Some(line) = l.get_mut(i % n) {
+                    let at = line.len() / 2;
+                    if line.is_char_boundary(at) {
+                        line.insert(at, '\r');
+                    }
+                }
+            }
+            Edit::Replace(i, new) => {
+                if let Some(line) = l.get_mut(i % n) {
+                    *line = format!("{new}\n");
+                }
+            }
+            Edit::Insert(i, new) => l.insert(i % (l.len() + 1), format!("{new}\n")),
+            Edit::Delete(i) => {
+                if !l.is_empty() {
+                    l.remove(i % l.len());
+                }
+            }
+        }
+        l.concat()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Every diff refrain builds rebuilds the new text with GNU patch, byte for byte, through
+        /// any sequence of edits (whitespace and line endings included).
+        #[test]
+        fn every_diff_rebuilds_the_new_text_with_patch(start in file(), edits in prop::collection::vec(edit(), 1..5)) {
+            let mut before = start;
+            for e in &edits {
+                let now = apply(&before, e);
+                match diff(&before, &now) {
+                    Some(body) => prop_assert_eq!(patched(&before, &body), now.as_bytes().to_vec(), "{}", body),
+                    None => prop_assert_eq!(&before, &now),
+                }
+                before = now;
+            }
+        }
     }
 }

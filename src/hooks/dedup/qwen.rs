@@ -87,7 +87,7 @@ mod tests {
             json!({"uuid": "b", "parentUuid": "a", "type": "tool_result", "cwd": "/p", "toolCallResult": {"status": "success"},
                 "message": {"parts": [{"functionResponse": {"id": "c1", "name": "read_file", "response": {"output": "x\n"}}}]}}),
         ];
-        assert_eq!(seen(&lines, Some("c2"), "/p")[0].text.as_deref(), Some("x"));
+        assert_eq!(seen(&lines, Some("c2"), "/p")[0].text.as_deref(), Some("x\n"));
         assert!(seen(&lines, Some("c1"), "/p").is_empty(), "the current call is left out");
         lines.push(json!({"uuid": "c", "parentUuid": "b", "type": "system", "subtype": "chat_compression"}));
         assert!(seen(&lines, Some("c2"), "/p").is_empty());
@@ -116,7 +116,7 @@ mod tests {
             call("c3", "e", json!("d")),
         ];
         let key = view::key(Agent::Qwen, "run_shell_command", &json!({"command": "cat g.md"}), "/p").unwrap();
-        let d = super::super::decide_with(&key, text.trim_end(), &seen(&lines, Some("c3"), "/p"));
+        let d = super::super::decide_with(&key, &text, &seen(&lines, Some("c3"), "/p"));
         assert!(d.is_some_and(|d| d.note.contains("unchanged since your read")), "the first read was hidden");
     }
 }

@@ -206,11 +206,12 @@ pub fn codex_rollout_text(output: &str) -> Option<String> {
     head.contains("Process exited with code 0").then(|| body.to_string())
 }
 
-/// The text as compared: trailing newlines do not count (agents trim them differently). Empty
-/// texts and refrain's own notes are not content.
+/// The text as compared: exactly the bytes the tool returned, final newline, trailing blank
+/// lines and carriage returns included (a read that differs from an earlier one only there is a
+/// changed read: the agent may be fixing exactly that). Empty texts and refrain's own notes are
+/// not content.
 pub fn content(text: String) -> Option<String> {
-    let t = text.trim_end_matches(['\n', '\r']);
-    (!t.is_empty() && !t.starts_with(NOTE_MARK)).then(|| t.to_string())
+    (!text.is_empty() && !text.starts_with(NOTE_MARK)).then_some(text)
 }
 
 #[cfg(test)]
@@ -256,7 +257,7 @@ mod tests {
     #[test]
     fn texts_come_out_of_each_agents_output_shape() {
         let read = json!({"type": "text", "file": {"filePath": "/p/a", "content": "x\ny\n", "numLines": 2}});
-        assert_eq!(payload_text(Agent::Claude, Via::ReadTool, &read).as_deref(), Some("x\ny"));
+        assert_eq!(payload_text(Agent::Claude, Via::ReadTool, &read).as_deref(), Some("x\ny\n"));
         let bash = json!({"stdout": "x\n", "stderr": "boom", "interrupted": false});
         assert_eq!(payload_text(Agent::Claude, Via::Shell, &bash), None, "a command with stderr is not a clean read");
         let qwen = "Command: cat a\nDirectory: (root)\nOutput: x\ny\nError: (none)\nExit Code: 0\nSignal: (none)";

@@ -45,6 +45,7 @@ mod tests {
             cwd: "/p".into(),
             output_len: 1,
             text: None,
+            exact: false,
         };
         let entries = vec![
             Entry::Prompt { text: "old task".into() },

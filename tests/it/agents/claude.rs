@@ -107,6 +107,94 @@ fn claude_code_sessions_reach_refrain_store_a_plan_and_get_it_back() {
     assert_plan_handed_back(&mock2, Api::Anthropic, &plan_id);
 }
 
+/// A Read result as Claude Code numbers it for the model, back to the text (`N<tab>line`).
+fn unnumbered(result: &str) -> String {
+    result.split('\n').map(|l| l.split_once('\t').map_or(l, |(_, rest)| rest)).collect::<Vec<_>>().join("\n")
+}
+
+/// Issue 29's two cases with the real Claude Code: the main agent adds the final newline a file
+/// lacked and reads it again (the model must get a diff that rebuilds the file with patch, not
+/// "unchanged"); then it reads the guide and starts a subagent whose first action reads the guide
+/// too (the subagent must get the whole file, its parent's read is not in its context) and whose
+/// second read gets the note, from its own transcript.
+#[test]
+fn claude_code_subagents_get_files_they_never_saw_and_a_fixed_final_newline_gets_a_diff() {
+    if opted_out("claude_code_subagents_get_files_they_never_saw_and_a_fixed_final_newline_gets_a_diff") {
+        return;
+    }
+    let s = Scratch::new();
+    s.install("claude");
+    let lint: String = (1..=40).map(|i| format!("lint rule {i}: keep the line short and the file tidy\n")).collect();
+    let lint = lint.trim_end().to_string();
+    std::fs::write(s.project.join("lint.md"), &lint).unwrap();
+    let (lint_path, guide) = (s.file("lint.md"), s.file(GUIDE));
+    let last = lint.lines().last().unwrap().to_string();
+    let marker = "SUBAGENT-READS-THE-GUIDE";
+    let script = json!({"steps": [
+        {"name": "Read", "input": {"file_path": lint_path}},
+        {"name": "Edit", "input": {"file_path": lint_path, "old_string": last, "new_string": format!("{last}\n")}},
+        {"name": "Read", "input": {"file_path": lint_path}},
+        {"name": "Read", "input": {"file_path": guide}},
+        {"name": "Agent", "input": {"description": "Check the guide", "subagent_type": "general-purpose",
+            "prompt": format!("{marker}: read guide.md and say what step 30 is")}},
+    ], "final": "Done.", "agents": {marker: {"steps": [
+        {"name": "Read", "input": {"file_path": guide}},
+        {"name": "Read", "input": {"file_path": guide}},
+    ], "final": "Step 30 checks the build."}}});
+    let tmp = tempfile::tempdir().unwrap();
+    let mock = Mock::start(Api::Anthropic, &tmp.path().join("s"), &script);
+    let prompt = "Add the missing final newline to lint.md, then have a subagent check the guide";
+    let args = ["-p", prompt, "--allowedTools", "Read Edit Agent", "--output-format", "stream-json", "--verbose"];
+    let clients = Clients::get();
+    let mut cmd = Command::new(clients.bin("claude"));
+    cmd.args(args)
+        .current_dir(&s.project)
+        .env_clear()
+        .env("PATH", clients.path())
+        .env("HOME", &s.home)
+        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", mock.port))
+        .env("ANTHROPIC_API_KEY", "sk-ant-offline-test")
+        .env("ENABLE_TOOL_SEARCH", "false")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    let (out, took) = run_agent(cmd, &mock.log.join("claude"), SESSION_LIMIT);
+    assert!(out.status.success(), "claude failed: {}", String::from_utf8_lossy(&out.stderr));
+    eprintln!("claude subagent session: {} ms", took.as_millis());
+
+    // The fix: the file on disk now ends in a newline, and the model got a diff that rebuilds it.
+    let fixed = std::fs::read_to_string(s.project.join("lint.md")).unwrap();
+    assert_eq!(fixed, format!("{lint}\n"), "the Edit did not add the final newline");
+    let main = mock.calls_in(Api::Anthropic, marker, false);
+    let reads: Vec<String> = main
+        .iter()
+        .filter(|c| c["name"] == "Read" && c["input"].to_string().contains("lint.md"))
+        .map(|c| c["result"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(reads.len(), 2, "{main:#?}");
+    let note = unnumbered(&reads[1]);
+    assert!(note.starts_with("[refrain]") && note.contains(" changed since your read at message"), "{note}");
+    assert!(note.contains("\\ No newline at end of file"), "{note}");
+    let diff = note.split_once('\n').map(|(_, d)| d).unwrap_or_default();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lint.md"), &lint).unwrap();
+    std::fs::write(dir.path().join("d.diff"), diff).unwrap();
+    let patch = Command::new("patch").args(["--quiet", "lint.md", "-i", "d.diff"]).current_dir(dir.path()).output();
+    assert!(patch.is_ok_and(|o| o.status.success()), "patch refused the diff the model got:\n{diff}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("lint.md")).unwrap(), fixed, "{diff}");
+
+    // The subagent: its first read of the guide (which its parent had read) shows the file, its
+    // second gets the note.
+    let sub = mock.calls_in(Api::Anthropic, marker, true);
+    let reads: Vec<&str> =
+        sub.iter().filter(|c| c["name"] == "Read").map(|c| c["result"].as_str().unwrap_or("")).collect();
+    assert_eq!(reads.len(), 2, "the subagent did not read the guide twice: {sub:#?}");
+    assert!(
+        reads[0].contains("Step 30 of the release guide") && !reads[0].contains("[refrain]"),
+        "the subagent was told it had a file it never saw: {}",
+        reads[0]
+    );
+    assert!(reads[1].contains("[refrain]") && reads[1].contains("unchanged since your read"), "{}", reads[1]);
+}
+
 #[test]
 fn claude_mcp_list_shows_refrain_connected_over_stdio_http_and_sse() {
     if opted_out("claude_mcp_list_shows_refrain_connected_over_stdio_http_and_sse") {

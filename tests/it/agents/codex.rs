@@ -193,3 +193,48 @@ fn codex_requests_carry_at_most_the_budget_of_refrain() {
     session(&s, &m1, "Read notes.txt");
     Overhead::measure(&m0, &m1).assert_within("codex", refrain::tools::surface::BUDGET_TOKENS);
 }
+
+/// Issue 29's subagent case with the real Codex CLI: the main agent cats the guide, spawns a
+/// subagent that cats it twice, and waits for it. A Codex subagent's payload carries its agent_id
+/// and its own rollout: its first cat shows the file (its parent's read is not in its context),
+/// its second gets refrain's note from its own rollout.
+#[test]
+fn codex_subagents_get_files_they_never_saw_and_notes_from_their_own_rollout() {
+    if opted_out("codex_subagents_get_files_they_never_saw_and_notes_from_their_own_rollout") {
+        return;
+    }
+    let s = Scratch::new();
+    let marker = "SUBAGENT-READS-THE-GUIDE";
+    let cat = json!({"name": "exec_command", "arguments": {"cmd": format!("cat {GUIDE}")}});
+    let script = json!({"steps": [
+        cat,
+        {"name": "spawn_agent", "arguments": {"task_name": "check_guide",
+            "message": format!("{marker}: read guide.md and say what step 30 is")}},
+        {"name": "wait_agent", "arguments": {"targets": ["$SPAWNED_AGENT_ID"], "timeout_ms": 300_000}},
+    ], "final": "Done.", "agents": {marker: {"steps": [cat, cat], "final": "Step 30 checks the build."}}});
+    let tmp = tempfile::tempdir().unwrap();
+    let mock = Mock::start(Api::Responses, &tmp.path().join("s"), &script);
+    configure(&s, mock.port);
+    s.install("codex");
+    let (_, took) = session(&s, &mock, "Have a subagent check the release guide");
+    eprintln!("codex subagent session: {} ms", took.as_millis());
+
+    let main = mock.calls_in(Api::Responses, marker, false);
+    let waited = main
+        .iter()
+        .find(|c| c["name"].as_str().is_some_and(|n| n.ends_with("wait_agent")))
+        .and_then(|c| c["result"].as_str());
+    assert!(waited.is_some_and(|w| w.contains("Step 30 checks the build.")), "the subagent did not finish: {main:#?}");
+    let first = main.iter().find(|c| c["name"] == "exec_command").and_then(|c| c["result"].as_str());
+    assert!(first.is_some_and(|t| t.contains("Step 30 of the release guide")), "the parent's read: {main:#?}");
+    let sub = mock.calls_in(Api::Responses, marker, true);
+    let texts: Vec<&str> =
+        sub.iter().filter(|c| c["name"] == "exec_command").filter_map(|c| c["result"].as_str()).collect();
+    assert_eq!(texts.len(), 2, "the subagent did not run its two reads: {sub:#?}");
+    assert!(
+        texts[0].contains("Step 30 of the release guide") && !texts[0].contains("[refrain]"),
+        "the subagent was told it had a file it never saw: {}",
+        texts[0]
+    );
+    assert!(texts[1].contains("[refrain]") && texts[1].contains("unchanged since your read"), "{}", texts[1]);
+}

@@ -117,3 +117,43 @@ fn gemini_cli_requests_carry_at_most_the_budget_of_refrain() {
     session(&s, &m1, "Read notes.txt");
     Overhead::measure(&m0, &m1).assert_within("gemini-cli", refrain::tools::surface::BUDGET_TOKENS);
 }
+
+/// Issue 29's subagent case with the real Gemini CLI: the main agent reads the guide, then starts
+/// the generalist subagent (`invoke_agent`), whose reads of the guide reach the AfterTool hook with the main
+/// session's payload (nothing in it says a subagent made the call). The subagent must be shown
+/// the file, never refrain's note.
+#[test]
+fn gemini_cli_subagents_are_never_told_they_have_a_file_their_parent_read() {
+    if opted_out("gemini_cli_subagents_are_never_told_they_have_a_file_their_parent_read") {
+        return;
+    }
+    let s = Scratch::new();
+    configure(&s);
+    s.install("gemini");
+    let marker = "SUBAGENT-READS-THE-GUIDE";
+    let read = json!({"name": "read_file", "args": {"file_path": GUIDE}});
+    let script = json!({"steps": [
+        read,
+        {"name": "invoke_agent", "args": {"agent_name": "generalist",
+            "prompt": format!("{marker}: read guide.md and say what step 30 is")}},
+    ], "final": "Done.", "agents": {marker: {"steps": [
+        read,
+        read,
+        {"name": "complete_task", "args": {"result": {"response": "Step 30 checks the build."}}},
+    ], "final": "Step 30 checks the build."}}});
+    let tmp = tempfile::tempdir().unwrap();
+    let mock = Mock::start(Api::Gemini, &tmp.path().join("s"), &script);
+    let (_, took) = session(&s, &mock, "Have a subagent check the release guide");
+    eprintln!("gemini subagent session: {} ms", took.as_millis());
+
+    let main = mock.calls_in(Api::Gemini, marker, false);
+    assert!(main.iter().any(|c| c["name"] == "invoke_agent"), "the subagent was not started: {main:#?}");
+    let first = main.iter().find(|c| c["name"] == "read_file").and_then(|c| c["result"].as_str());
+    assert!(first.is_some_and(|t| t.contains("Step 30 of the release guide")), "the parent's read: {main:#?}");
+    let sub = mock.calls_in(Api::Gemini, marker, true);
+    let texts: Vec<&str> =
+        sub.iter().filter(|c| c["name"] == "read_file").filter_map(|c| c["result"].as_str()).collect();
+    assert_eq!(texts.len(), 2, "the subagent did not run its two reads: {sub:#?}");
+    assert!(!texts.iter().any(|t| t.contains("[refrain]")), "the subagent was told it had the file: {texts:#?}");
+    assert!(texts[0].contains("Step 30 of the release guide"), "the subagent's first read: {texts:#?}");
+}

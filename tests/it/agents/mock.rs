@@ -101,6 +101,34 @@ impl Mock {
     }
 
     /// True when any request the model received contains `needle` anywhere in its body.
+    /// The tool calls of the conversations whose first user message holds `marker` (`inside`),
+    /// or does not: the longest such request's, taken apart. A subagent started with a marker
+    /// in its prompt is its own conversation.
+    pub fn calls_in(&self, api: Api, marker: &str, inside: bool) -> Vec<Value> {
+        let key = api.conversation();
+        // Codex puts its environment context first: there every user message counts.
+        let first_user = |r: &Value| {
+            let mut users = r[key].as_array()?.iter().filter(|m| m["role"] == "user");
+            match api {
+                Api::Responses => Some(users.map(Value::to_string).collect::<String>()),
+                _ => users.next().map(Value::to_string),
+            }
+        };
+        let longest = self
+            .requests()
+            .into_iter()
+            .filter(|r| first_user(r).is_some_and(|t| t.contains(marker) == inside))
+            .max_by_key(|r| r[key].as_array().map_or(0, Vec::len))
+            .unwrap_or_default();
+        let items = longest[key].as_array().cloned().unwrap_or_default();
+        match api {
+            Api::Anthropic => anthropic_calls(&items),
+            Api::Responses => responses_calls(&items),
+            Api::Gemini => gemini_calls(&items),
+            Api::Chat => chat_calls(&items),
+        }
+    }
+
     pub fn saw(&self, needle: &str) -> bool {
         self.requests().iter().any(|r| r.to_string().contains(needle))
     }

@@ -190,3 +190,42 @@ fn opencode_requests_carry_at_most_the_budget_of_refrain() {
     }
     Overhead::measure(&mocks[0].1, &mocks[1].1).assert_within("opencode", refrain::tools::surface::BUDGET_TOKENS);
 }
+
+/// Issue 29's subagent case with the real opencode: the main agent reads the guide, then starts a
+/// subagent (the task tool) that reads it twice. opencode runs a subagent in a child session of
+/// its own, and refrain's plugin reports each call under its session: the subagent's first read
+/// shows the file (its parent's read is not in its context), its second gets the note.
+#[test]
+fn opencode_subagents_get_files_they_never_saw_and_notes_from_their_own_session() {
+    if opted_out("opencode_subagents_get_files_they_never_saw_and_notes_from_their_own_session") {
+        return;
+    }
+    let s = Scratch::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let guide = s.file(GUIDE);
+    let marker = "SUBAGENT-READS-THE-GUIDE";
+    let read = json!({"name": "read", "arguments": {"filePath": guide}});
+    let script = json!({"steps": [
+        read,
+        {"name": "task", "arguments": {"description": "Check the guide", "subagent_type": "general",
+            "prompt": format!("{marker}: read guide.md and say what step 30 is")}},
+    ], "final": "Done.", "agents": {marker: {"steps": [read, read], "final": "Step 30 checks the build."}}});
+    let mock = Mock::start(Api::Chat, &tmp.path().join("s"), &script);
+    configure(&s, mock.port);
+    s.install("opencode");
+    let server = Server::start(&s, &mock.log.join("serve"));
+    let (_, took) = session(&s, &server, &mock, "Have a subagent check the release guide");
+    eprintln!("opencode subagent session: {} ms", took.as_millis());
+
+    let main = mock.calls_in(Api::Chat, marker, false);
+    assert!(main.iter().any(|c| c["name"] == "task"), "the subagent was not started: {main:#?}");
+    let sub = mock.calls_in(Api::Chat, marker, true);
+    let texts: Vec<&str> = sub.iter().filter(|c| c["name"] == "read").filter_map(|c| c["result"].as_str()).collect();
+    assert_eq!(texts.len(), 2, "the subagent did not run its two reads: {sub:#?}");
+    assert!(
+        texts[0].contains("Step 30 of the release guide") && !texts[0].contains("[refrain]"),
+        "the subagent was told it had a file it never saw: {}",
+        texts[0]
+    );
+    assert!(texts[1].contains("[refrain]") && texts[1].contains("unchanged since your read"), "{}", texts[1]);
+}

@@ -151,3 +151,38 @@ fn qwen_code_requests_carry_at_most_the_budget_of_refrain() {
     session(&s, &m1, "Read notes.txt");
     Overhead::measure(&m0, &m1).assert_within("qwen-code", refrain::tools::surface::BUDGET_TOKENS);
 }
+
+/// Issue 29's subagent case with the real Qwen Code: the main agent cats the guide, then starts a
+/// subagent (in the foreground) whose every action cats the guide too. Qwen Code gives the
+/// subagent's hook payloads its agent_id and the main session's transcript, where the parent's
+/// read is: the subagent must be shown the file, never refrain's note.
+#[test]
+fn qwen_code_subagents_are_never_told_they_have_a_file_their_parent_read() {
+    if opted_out("qwen_code_subagents_are_never_told_they_have_a_file_their_parent_read") {
+        return;
+    }
+    let s = Scratch::new();
+    configure(&s);
+    s.install("qwen");
+    let marker = "SUBAGENT-READS-THE-GUIDE";
+    let cat = json!({"name": "run_shell_command", "arguments": {"command": format!("cat {GUIDE}")}});
+    let script = json!({"steps": [
+        cat,
+        {"name": "agent", "arguments": {"description": "Check the guide", "run_in_background": false,
+            "prompt": format!("{marker}: read guide.md and say what step 30 is")}},
+    ], "final": "Done.", "agents": {marker: {"steps": [cat, cat, cat], "final": "Step 30 checks the build."}}});
+    let tmp = tempfile::tempdir().unwrap();
+    let mock = Mock::start(Api::Chat, &tmp.path().join("s"), &script);
+    let (_, took) = session(&s, &mock, "Have a subagent check the release guide");
+    eprintln!("qwen subagent session: {} ms", took.as_millis());
+
+    let main = mock.calls_in(Api::Chat, marker, false);
+    assert!(main.iter().any(|c| c["name"] == "agent"), "the subagent was not started: {main:#?}");
+    let first = main.iter().find(|c| c["name"] == "run_shell_command").and_then(|c| c["result"].as_str());
+    assert!(first.is_some_and(|t| t.contains("Step 30 of the release guide")), "the parent's read: {main:#?}");
+    let sub = mock.calls_in(Api::Chat, marker, true);
+    let texts: Vec<&str> = sub.iter().filter_map(|c| c["result"].as_str()).collect();
+    assert_eq!(texts.len(), 3, "the subagent did not run its three reads: {sub:#?}");
+    assert!(!texts.iter().any(|t| t.contains("[refrain]")), "the subagent was told it had the file: {texts:#?}");
+    assert!(texts.iter().any(|t| t.contains("Step 30 of the release guide")), "no read showed the file: {texts:#?}");
+}
