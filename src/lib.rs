@@ -9,7 +9,8 @@
 //! - `app`: the cheap-to-clone handle every tool receives.
 //! - infrastructure: `store` (the only sled user), `index` (hnsw_rs), `embed` (fastembed),
 //!   `verify` (the verification stage: exact text, gates, the cross-encoder, calibrated
-//!   thresholds), `config`, `project`, `budget` (the per-request time and memory budget).
+//!   thresholds), `config`, `project`, `budget` (the per-request time and memory budget),
+//!   `term` (text made safe for a terminal).
 
 pub mod app;
 pub mod budget;
@@ -30,6 +31,7 @@ pub mod server;
 pub mod stats;
 pub mod store;
 pub mod team;
+pub mod term;
 pub mod threads;
 pub mod tools;
 pub mod transcript;
