@@ -259,3 +259,28 @@ async fn the_server_tells_agents_where_their_user_can_see_the_report() {
     let instructions = s.client.peer_info().expect("server info").instructions.clone().unwrap_or_default();
     assert!(instructions.contains("refrain report") && instructions.contains("refrain dashboard"), "{instructions}");
 }
+
+#[tokio::test]
+async fn a_history_line_too_long_to_hold_is_skipped_and_said_so() {
+    // One line of each agent over the 16 MB cap: a tool output that size.
+    let big = "y".repeat((16 << 20) + 1);
+    let h = History::new(&CLAUDE[..1], &CODEX);
+    let claude = std::fs::read_to_string(fixture(CLAUDE[0])).unwrap();
+    let long = json!({"type": "user", "timestamp": "2025-06-14T10:00:00Z", "message": {"role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "t", "content": big}]}});
+    h.add_claude("session-0.jsonl", &format!("{long}\n{claude}"));
+    let rollout = h.codex_home().join("sessions/2026/05/13/rollout-0.jsonl");
+    let codex = std::fs::read_to_string(&rollout).unwrap();
+    let long = json!({"timestamp": "2026-11-22T01:38:10.000Z", "type": "response_item",
+        "payload": {"type": "function_call_output", "call_id": "c", "output": big}});
+    std::fs::write(&rollout, format!("{codex}\n{long}\n")).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let r = h.json(home.path(), &["--no-stores"]).await;
+    assert_eq!(r["history"]["long_lines"], 2, "{}", r["history"]);
+    // Every other line still counts: 3 requests in the Claude Code file, 3 in the rollout.
+    assert_eq!(r["totals"]["tokens"]["requests"], 6);
+    assert!(r["notes"].to_string().contains("2 history lines over 16 MB skipped unread"), "{}", r["notes"]);
+    let out = h.cmd("report", home.path(), &["--no-stores"]).output().await.unwrap();
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("over 16 MB skipped unread"), "{summary}");
+}
