@@ -284,3 +284,34 @@ async fn a_history_line_too_long_to_hold_is_skipped_and_said_so() {
     let summary = String::from_utf8_lossy(&out.stdout);
     assert!(summary.contains("over 16 MB skipped unread"), "{summary}");
 }
+
+#[tokio::test]
+async fn dashboard_closes_connections_that_send_nothing() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let h = History::new(&CLAUDE[..1], &[]);
+    let home = tempfile::tempdir().unwrap();
+    // --refresh-secs 1: the page polls every second, so connections may idle 1 + 5 seconds.
+    let (_child, url) = dashboard(&h, home.path(), &["--no-stores"]).await;
+    let addr = url.trim_start_matches("http://").split('/').next().unwrap().to_string();
+    let token = url.split("token=").nth(1).unwrap().to_string();
+    let started = Instant::now();
+    let mut silent = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let mut kept = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!("GET /api/generation?token={token} HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    kept.write_all(request.as_bytes()).await.unwrap();
+    let mut buf = [0u8; 1024];
+    let n = tokio::time::timeout(Duration::from_secs(20), silent.read(&mut buf))
+        .await
+        .expect("a connection that sent nothing was still open after 20 s")
+        .unwrap();
+    assert_eq!(n, 0, "closed without an answer");
+    assert!(started.elapsed() >= Duration::from_secs(5), "closed before its idle time: {:?}", started.elapsed());
+    // A kept-alive connection is answered, then closed once it idles as long.
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), kept.read_to_end(&mut answer))
+        .await
+        .expect("an idle kept-alive connection was still open after 20 s")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200") && answer.contains("generation"), "{answer}");
+}
