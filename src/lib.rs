@@ -11,7 +11,8 @@
 //!   `verify` (the verification stage: exact text, gates, the cross-encoder, calibrated
 //!   thresholds), `config`, `project`, `budget` (the per-request time and memory budget),
 //!   `tokens` (the one tokenizer every count of what refrain adds and removes uses), `ledger`
-//!   (each intervention's tokens removed and added, and the tool list's cost per request).
+//!   (each intervention's tokens removed and added, and the tool list's cost per request),
+//!   `term` (text made safe for a terminal).
 
 pub mod app;
 pub mod budget;
@@ -33,6 +34,7 @@ pub mod server;
 pub mod stats;
 pub mod store;
 pub mod team;
+pub mod term;
 pub mod threads;
 pub mod tokens;
 pub mod tools;

@@ -6,7 +6,8 @@ fn main() -> ExitCode {
     match refrain::cli::main() {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("refrain: {err:#}");
+            // Errors quote paths and stored text: escaped for the terminal.
+            eprintln!("refrain: {}", refrain::term::text(&format!("{err:#}")));
             ExitCode::from(1)
         }
     }

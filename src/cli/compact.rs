@@ -71,7 +71,7 @@ pub fn run(global: &super::GlobalArgs, args: CompactArgs) -> anyhow::Result<Exit
     let plan = run_compact(&input, &rules, &Access::unrestricted())?;
     let mut out = std::io::stdout().lock();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&plan)?)?;
+        writeln!(out, "{}", crate::term::json(&serde_json::to_string_pretty(&plan)?))?;
         return Ok(ExitCode::SUCCESS);
     }
     let trig = if plan.triggered { "reached" } else { "not reached" };
@@ -83,11 +83,15 @@ pub fn run(global: &super::GlobalArgs, args: CompactArgs) -> anyhow::Result<Exit
     for (tool, t) in &plan.per_tool {
         writeln!(
             out,
-            "  {tool}: {} results cleared, {} truncated, {} inputs cleared, ~{} tokens saved",
-            t.results_cleared, t.results_truncated, t.inputs_cleared, t.tokens_saved
+            "  {}: {} results cleared, {} truncated, {} inputs cleared, ~{} tokens saved",
+            crate::term::field(tool),
+            t.results_cleared,
+            t.results_truncated,
+            t.inputs_cleared,
+            t.tokens_saved
         )?;
     }
-    writeln!(out, "{}", plan.cache.verdict)?;
+    writeln!(out, "{}", crate::term::text(&plan.cache.verdict))?;
     writeln!(
         out,
         "{} actions ({} replayed from the log); pass --json to get the log",

@@ -6,6 +6,7 @@
 
 use super::GlobalArgs;
 use crate::config::{Source, keys, user_file};
+use crate::term;
 use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;
@@ -53,33 +54,39 @@ pub fn run(global: &GlobalArgs, args: ConfigArgs) -> anyhow::Result<ExitCode> {
             "settings": settings,
             "refused": refused,
         });
-        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        writeln!(out, "{}", term::json(&serde_json::to_string_pretty(&doc)?))?;
     } else {
-        writeln!(out, "project  {}\ndata dir {}", project.root.display(), project.dir.display())?;
+        writeln!(out, "project  {}\ndata dir {}", shown(&project.root), shown(&project.dir))?;
         if let Some(f) = user_file() {
             let state = if f.is_file() { "" } else { " (absent)" };
-            writeln!(out, "user     {}{state}", f.display())?;
+            writeln!(out, "user     {}{state}", shown(&f))?;
         }
         for f in &sourced.project_files {
             let state = if f.trusted { "trusted" } else { "not trusted: `refrain trust` allows its other settings" };
             writeln!(
                 out,
                 "project  {} (sha256 {}, {state})",
-                f.path.display(),
-                f.sha256.get(..12).unwrap_or_default()
+                shown(&f.path),
+                term::field(f.sha256.get(..12).unwrap_or_default())
             )?;
         }
         writeln!(out)?;
-        let width = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(0);
+        let width = rows.iter().map(|(k, _, _)| term::field(k).chars().count()).max().unwrap_or(0);
         for (key, value, source) in &rows {
+            let (key, value, source) = (term::field(key), term::field(value), term::field(source));
             writeln!(out, "{key:width$}  {value}  ({source})")?;
         }
         if !refused.is_empty() {
             writeln!(out, "\nrefused ({}): these project settings are ignored", refused.len())?;
             for r in refused {
-                writeln!(out, "  {r}")?;
+                writeln!(out, "  {}", term::field(&r.to_string()))?;
             }
         }
     }
     Ok(if refused.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// A path as the terminal may show it.
+fn shown(p: &std::path::Path) -> String {
+    term::field(&p.display().to_string()).into_owned()
 }

@@ -4,7 +4,9 @@
 //! seconds; when a file grew (agents at work), only the changed files are read again and the
 //! page's generation moves on, which the open page notices and reloads.
 //!
-//! Served with axum (already refrain's HTTP stack); no files are written.
+//! Served with axum (already refrain's HTTP stack) over hyper's HTTP/1 connections, each closed
+//! when it sends no complete request head for `IDLE_SLACK` past the page's poll interval (idle
+//! keep-alive and slow or silent clients alike); no files are written.
 
 use super::GlobalArgs;
 use super::report::{HistoryArgs, Plan, build, plan};
@@ -82,13 +84,47 @@ async fn serve(plan: Plan, args: DashboardArgs) -> anyhow::Result<ExitCode> {
     print_line(&format!("refrain dashboard: {url}"))?;
     eprintln!("refrain: serving the report on 127.0.0.1:{port}; it refreshes as agents work. Ctrl-C stops it.");
     let refresher = tokio::spawn(refresh(plan, cache, shown, Duration::from_secs(args.refresh_secs.max(1)), poll_ms));
-    let server = axum::serve(listener, app).with_graceful_shutdown(async {
-        let _ = tokio::signal::ctrl_c().await;
-    });
-    let result = server.await;
+    let result = accept(listener, app, Duration::from_millis(poll_ms) + IDLE_SLACK).await;
     refresher.abort();
     result?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How long past the page's poll interval a connection may wait without a complete request head:
+/// the open page polls well within it, a silent or slow client is closed after it.
+const IDLE_SLACK: Duration = Duration::from_secs(5);
+
+/// Serves connections until Ctrl-C; each is closed when no complete request head arrives within
+/// `idle` (from its opening, or from its last answer on a kept-alive connection).
+async fn accept(listener: tokio::net::TcpListener, app: Router, idle: Duration) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(idle);
+    let mut connections = tokio::task::JoinSet::new();
+    let stop = tokio::signal::ctrl_c();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            _ = &mut stop => return Ok(()),
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let service = hyper_util::service::TowerToHyperService::new(app.clone());
+                    let conn = http.serve_connection(TokioIo::new(stream), service);
+                    connections.spawn(async move {
+                        if let Err(e) = conn.await {
+                            tracing::debug!(error = %e, "dashboard connection closed");
+                        }
+                    });
+                }
+                // Out of descriptors and the like: wait a little rather than spin.
+                Err(e) => {
+                    tracing::warn!(error = %e, "dashboard cannot accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            },
+        }
+    }
 }
 
 /// Rebuilds the report when the history changed (and at least every minute, for the stores).

@@ -63,14 +63,13 @@ pub fn run(global: &super::GlobalArgs, args: ExplainArgs) -> anyhow::Result<Exit
     };
     let report = run_explain(&input, &rules, &Access::unrestricted())?;
     let mut out = std::io::stdout().lock();
-    if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
-    } else {
-        match &report {
-            ExplainReport::Pair(b) => write!(out, "{}", render_break(b))?,
-            ExplainReport::Session(s) => write!(out, "{}", render_session(s))?,
-        }
-    }
+    // Verdicts, paths and divergent text come from the transcripts: escaped for the terminal.
+    let text = match &report {
+        _ if args.json => format!("{}\n", crate::term::json(&serde_json::to_string_pretty(&report)?)),
+        ExplainReport::Pair(b) => crate::term::text(&render_break(b)).into_owned(),
+        ExplainReport::Session(s) => crate::term::text(&render_session(s)).into_owned(),
+    };
+    write!(out, "{text}")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -60,7 +60,7 @@ pub fn run(global: &GlobalArgs, args: IndexArgs) -> anyhow::Result<ExitCode> {
     let (built, elapsed) = report?;
     let mut out = std::io::stdout().lock();
     for (scope, points) in &built {
-        writeln!(out, "{scope}: {points} vectors in the graph")?;
+        writeln!(out, "{}: {points} vectors in the graph", crate::term::field(scope))?;
     }
     writeln!(out, "{} scope(s) rebuilt in {:.1} s", built.len(), elapsed.as_secs_f64())?;
     Ok(ExitCode::SUCCESS)

@@ -2,6 +2,7 @@
 
 use super::GlobalArgs;
 use crate::integrate::{self, Agent, Change, FileEdit, Options, Scope};
+use crate::term;
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -112,13 +113,14 @@ fn finish(opts: &Options, edits: &[FileEdit], dry_run: bool, done: &str) -> anyh
             (Change::Delete, true) => "would delete",
             (Change::Delete, false) => "deleted",
         };
-        writeln!(out, "{verb} {} ({})", e.path.display(), e.agent.arg())?;
+        writeln!(out, "{verb} {} ({})", term::field(&e.path.display().to_string()), e.agent.arg())?;
         if e.make_backup {
-            writeln!(out, "  backup: {}", backup_name(&e.path).display())?;
+            writeln!(out, "  backup: {}", term::field(&backup_name(&e.path).display().to_string()))?;
         }
         if dry_run {
             for line in diff_lines(e.before.as_deref(), e.after.as_deref()) {
-                writeln!(out, "  {line}")?;
+                // The agents' config files, as they are on disk: escaped for the terminal.
+                writeln!(out, "  {}", term::field(&line))?;
             }
         }
     }

@@ -156,7 +156,7 @@ pub fn warn_refused(config: &Config) {
     for r in &config.refused {
         tracing::warn!(key = %r.key, file = %r.file.display(), reason = %r.reason, "project setting refused");
         if config.server.log_file.is_some() {
-            eprintln!("refrain: {r}");
+            eprintln!("refrain: {}", crate::term::field(&r.to_string()));
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use super::GlobalArgs;
 use crate::server::Link;
+use crate::term;
 use clap::{Args, Subcommand};
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::{Map, Value, json};
@@ -110,22 +111,22 @@ async fn command(
                 writeln!(
                     out,
                     "{}  {}  {:<10} {:<12} hits={} ok={} failed={}{}  {}",
-                    p["id"].as_str().unwrap_or_default(),
-                    p["key"]["bucket"].as_str().unwrap_or_default(),
-                    p["key"]["action"].as_str().unwrap_or_default(),
-                    p["key"]["kind"].as_str().unwrap_or_default(),
+                    term::field(p["id"].as_str().unwrap_or_default()),
+                    term::field(p["key"]["bucket"].as_str().unwrap_or_default()),
+                    term::field(p["key"]["action"].as_str().unwrap_or_default()),
+                    term::field(p["key"]["kind"].as_str().unwrap_or_default()),
                     c["hits"],
                     c["successes"],
                     c["failures"],
                     if p["quarantined"].is_null() { "" } else { " QUARANTINED" },
-                    p["provenance"]["task"].as_str().unwrap_or_default()
+                    term::field(p["provenance"]["task"].as_str().unwrap_or_default())
                 )?;
             }
         }
         PlansCommand::Show { id } => {
             let v = call(link, "plan_list", json!({"plan_id": id})).await?;
             match v["plans"].as_array().and_then(|a| a.first()) {
-                Some(p) => writeln!(out, "{}", serde_json::to_string_pretty(p)?)?,
+                Some(p) => writeln!(out, "{}", term::json(&serde_json::to_string_pretty(p)?))?,
                 None => anyhow::bail!("no plan with id {id}"),
             }
         }
@@ -151,7 +152,7 @@ async fn command(
                     "task": p["provenance"]["task"], "template": p["template"], "key": p["key"],
                     "versions": p["versions"], "provenance": p["provenance"], "counters": p["counters"],
                 });
-                writeln!(w, "{line}")?;
+                writeln!(w, "{}", term::json(&line.to_string()))?;
             }
             w.flush()?;
         }
@@ -173,7 +174,7 @@ async fn command(
                     Ok(_) => stored += 1,
                     Err(e) => {
                         failed += 1;
-                        eprintln!("line {}: {e}", n + 1);
+                        eprintln!("line {}: {}", n + 1, term::text(&e.to_string()));
                     }
                 }
             }

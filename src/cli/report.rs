@@ -179,7 +179,7 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<ExitCode> {
         write_atomic(path, page.as_bytes()).with_context(|| format!("cannot write the page to {}", path.display()))?;
     }
     let out = if args.json { serde_json::to_string_pretty(&report)? } else { report::text::render(&report) };
-    print_out(&out)?;
+    print_out(&if args.json { crate::term::json(&out) } else { crate::term::text(&out) })?;
     if let (Some(path), false) = (&args.html, args.json) {
         eprintln!("refrain: page written to {}", path.display());
     }

@@ -8,6 +8,7 @@ use crate::config::{Config, TeamConfig};
 use crate::project::Project;
 use crate::server::Link;
 use crate::team::{Error, db::Db, remote, vectors};
+use crate::term;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use std::io::Write;
@@ -60,25 +61,25 @@ async fn status(project: &Project, config: &Config) -> anyhow::Result<ExitCode> 
         writeln!(out, "team library  off: {}", Error::NotConfigured)?;
         return Ok(ExitCode::SUCCESS);
     };
-    writeln!(out, "team.url            {}", crate::config::hide_password(url))?;
+    writeln!(out, "team.url            {}", term::field(&crate::config::hide_password(url)))?;
     let pw = match &team.password_env {
         Some(v) if std::env::var_os(v).is_some() => format!("{v} (set)"),
         Some(v) => format!("{v} (NOT SET in this environment)"),
         None => "(not set: no password, or one in ~/.pgpass is not read)".into(),
     };
-    writeln!(out, "team.password_env   {pw}")?;
+    writeln!(out, "team.password_env   {}", term::field(&pw))?;
     if let Some(ca) = &team.ca_file {
-        writeln!(out, "team.ca_file        {}", ca.display())?;
+        writeln!(out, "team.ca_file        {}", term::field(&ca.display().to_string()))?;
     }
     writeln!(out, "team.publish_after  {}", team.publish_after)?;
     let fail = |out: &mut std::io::StdoutLock, e: &dyn std::fmt::Display| -> anyhow::Result<ExitCode> {
-        writeln!(out, "problem             {e}")?;
+        writeln!(out, "problem             {}", term::field(&e.to_string()))?;
         Ok(ExitCode::from(1))
     };
     let Some(name) = remote::project_of(&project.root) else {
         return fail(&mut out, &Error::NoRemote(project.root.display().to_string()));
     };
-    writeln!(out, "project             {name} (this checkout's git remote)")?;
+    writeln!(out, "project             {} (this checkout's git remote)", term::field(&name))?;
     let db = match Db::new(team) {
         Ok(db) => db,
         Err(e) => return fail(&mut out, &format!("{e} (fix it in your own refrain.toml)")),
@@ -99,7 +100,7 @@ async fn status(project: &Project, config: &Config) -> anyhow::Result<ExitCode> 
         .await
         .map_err(crate::team::shared::sql)?;
     let (plans, quarantined, rev): (i64, i64, Option<i64>) = (row.get(0), row.get(1), row.get(2));
-    writeln!(out, "database            {} reachable, schema up to date", db.label)?;
+    writeln!(out, "database            {} reachable, schema up to date", term::field(&db.label))?;
     writeln!(out, "team plans          {plans} ({quarantined} quarantined), revision {}", rev.unwrap_or(0))?;
     let search = match vectors::enable(&**client).await {
         Ok(true) => "on the database (pgvector)".to_string(),
@@ -108,7 +109,7 @@ async fn status(project: &Project, config: &Config) -> anyhow::Result<ExitCode> 
             .to_string(),
         Err(e) => format!("this machine's copy only ({e})"),
     };
-    writeln!(out, "team search         {search}")?;
+    writeln!(out, "team search         {}", term::field(&search))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -161,13 +162,22 @@ async fn search(project: Project, config: Config, query: &str, limit: usize) -> 
         Ok((model, v)) => match on_server(&config.team, &name, &model, &v, limit).await {
             Ok(found) => {
                 let mut out = std::io::stdout().lock();
-                writeln!(out, "{} plan(s) of {name}, searched on the team database (pgvector):", found.len())?;
+                writeln!(
+                    out,
+                    "{} plan(s) of {}, searched on the team database (pgvector):",
+                    found.len(),
+                    term::field(&name)
+                )?;
                 for f in found {
                     let q = if f.quarantined.is_some() { " QUARANTINED" } else { "" };
                     writeln!(
                         out,
                         "{:.3}  {}  ok={} failed={}{q}  {}",
-                        f.similarity, f.id, f.successes, f.failures, f.task
+                        f.similarity,
+                        term::field(&f.id),
+                        f.successes,
+                        f.failures,
+                        term::field(&f.task)
                     )?;
                 }
                 return Ok(ExitCode::SUCCESS);
@@ -176,7 +186,7 @@ async fn search(project: Project, config: Config, query: &str, limit: usize) -> 
         },
         Err(e) => format!("the query cannot be embedded here ({e}), so the database cannot search by meaning"),
     };
-    eprintln!("refrain team search: {why}; searching this machine's copy of the team's plans instead");
+    eprintln!("refrain team search: {}; searching this machine's copy of the team's plans instead", term::field(&why));
     let link = Link::open(project, config).await?;
     let v = super::plans::call(&link, "plan_lookup", json!({"task": query, "dry_run": true, "explain": true})).await;
     // As the owner, this process may have started loading a model: it must not exit under it.
@@ -185,14 +195,14 @@ async fn search(project: Project, config: Config, query: &str, limit: usize) -> 
     let mut out = std::io::stdout().lock();
     let cands: Vec<&serde_json::Value> =
         v["explain"]["candidates"].as_array().into_iter().flatten().take(limit).collect();
-    writeln!(out, "{} plan(s) of {name}, searched on this machine:", cands.len())?;
+    writeln!(out, "{} plan(s) of {}, searched on this machine:", cands.len(), term::field(&name))?;
     for c in cands {
         let score = c["cosine"].as_f64().map(|c| format!("{c:.3}")).unwrap_or_else(|| "  -  ".into());
         writeln!(
             out,
             "{score}  {}  {}",
-            c["plan_id"].as_str().unwrap_or_default(),
-            c["task"].as_str().unwrap_or_default()
+            term::field(c["plan_id"].as_str().unwrap_or_default()),
+            term::field(c["task"].as_str().unwrap_or_default())
         )?;
     }
     Ok(ExitCode::SUCCESS)

@@ -8,6 +8,7 @@
 use super::GlobalArgs;
 use crate::config::trust::{TrustDb, digest};
 use crate::config::{self, keys, screen};
+use crate::term;
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -44,21 +45,21 @@ pub fn run(global: &GlobalArgs, args: TrustArgs) -> anyhow::Result<ExitCode> {
     for file in files {
         if args.revoke {
             let said = if db.revoke(&file)? { "revoked" } else { "was not trusted:" };
-            writeln!(out, "{said} {}", file.display())?;
+            writeln!(out, "{said} {}", shown(&file))?;
             continue;
         }
         let (sha256, table) = config::read_table(&file)?;
         let (_, refused) = screen::screen(table, &file, false, screen::default_of);
         db.trust(&file, &sha256)?;
-        writeln!(out, "trusted {} (sha256 {}); an edit makes it untrusted again", file.display(), &sha256[..12])?;
+        writeln!(out, "trusted {} (sha256 {}); an edit makes it untrusted again", shown(&file), &sha256[..12])?;
         let (user_only, lifted): (Vec<_>, Vec<_>) =
             refused.iter().partition(|r| keys::rule(&r.key).is_some_and(|k| k.level == keys::Level::User));
         if !lifted.is_empty() {
             let names: Vec<&str> = lifted.iter().map(|r| r.key.as_str()).collect();
-            writeln!(out, "  it may now set: {}", names.join(", "))?;
+            writeln!(out, "  it may now set: {}", term::field(&names.join(", ")))?;
         }
         for r in user_only {
-            writeln!(out, "  still refused: {}: {}", r.key, r.reason)?;
+            writeln!(out, "  still refused: {}: {}", term::field(&r.key), term::field(&r.reason))?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -92,10 +93,21 @@ fn list(db: &TrustDb, out: &mut impl Write) -> anyhow::Result<ExitCode> {
             Ok(_) => "changed since it was trusted: untrusted until `refrain trust` again".to_string(),
             Err(e) => format!("cannot be read ({e})"),
         };
-        writeln!(out, "{}  sha256 {}  {state}", path.display(), record.sha256.get(..12).unwrap_or_default())?;
+        writeln!(
+            out,
+            "{}  sha256 {}  {}",
+            shown(path),
+            term::field(record.sha256.get(..12).unwrap_or_default()),
+            term::field(&state)
+        )?;
     }
     if !any {
         writeln!(out, "no trusted config files")?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A path as the terminal may show it.
+fn shown(p: &Path) -> String {
+    term::field(&p.display().to_string()).into_owned()
 }

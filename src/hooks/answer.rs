@@ -183,13 +183,6 @@ fn step_text(s: &Value) -> Option<String> {
     Some(line)
 }
 
-fn compact(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// PreToolUse: deny the tool and hand the agent the cached result as the reason.
 pub fn serve_cached(agent: Agent, tool: &str, result: &Value) -> Value {
     let body = match result {

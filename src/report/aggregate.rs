@@ -4,6 +4,7 @@
 use super::breaks::label;
 use super::file::FileSummary;
 use super::model::{CauseRow, Day, FileRow, ProjectRow, Report, StoreRow, TaskRow, Tokens, ToolCost, Waste, WouldNet};
+use crate::transcript::lines::MAX_LINE_BYTES;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -66,6 +67,17 @@ pub fn history(report: &mut Report, files: &[Arc<FileSummary>]) {
         h.bytes += f.bytes;
         h.lines += f.lines;
         h.bad_lines += f.bad_lines;
+        h.long_lines += f.long_lines;
+    }
+    if report.history.long_lines > 0 {
+        let n = report.history.long_lines;
+        report.notes.push(format!(
+            "{n} history line{} over {} MB skipped unread (a tool output or image that large): what {} held is \
+             not counted",
+            if n == 1 { "" } else { "s" },
+            MAX_LINE_BYTES >> 20,
+            if n == 1 { "it" } else { "they" }
+        ));
     }
     report.days = days.into_iter().map(|(date, (tokens, waste))| Day { date, tokens, waste }).collect();
     for d in &report.days {

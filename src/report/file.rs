@@ -4,7 +4,8 @@
 //! Requests come from the transcript readers (`transcript::Stream`); a pair is explained with
 //! `explain_cache_break`'s machinery only when the reported usage shows a break, or, without
 //! usage, when something that can break the cache happened (model change, compaction, a pause
-//! longer than the TTL). Memory holds the current context window, not the file.
+//! longer than the TTL). Memory holds the current context window, not the file, and no line
+//! over `MAX_LINE_BYTES` (such a line is skipped and counted).
 
 use super::breaks::{self, BreakRecord};
 use super::model::{AgentKind, Tokens, Waste};
@@ -12,10 +13,10 @@ use super::observe::Observer;
 use super::price::Price;
 use super::sources::{HistoryFile, project_of};
 use crate::prompt::rules::Rules;
+use crate::transcript::lines::{Line, Lines, MAX_LINE_BYTES};
 use crate::transcript::{Stream, Transcript};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
-use std::io::BufRead;
 
 /// What the analysis needs besides the file.
 #[derive(Debug, Clone, Copy)]
@@ -50,6 +51,8 @@ pub struct FileSummary {
     pub lines: u64,
     /// Lines that were not JSON.
     pub bad_lines: u64,
+    /// Lines over `MAX_LINE_BYTES`, skipped unread.
+    pub long_lines: u64,
     /// The model most requests went to (for prices of what refrain saved).
     pub model: String,
     /// Per UTC day: tokens and waste.
@@ -62,21 +65,28 @@ pub struct FileSummary {
     pub prompts: Vec<Prompt>,
 }
 
-/// Reads one history file; `progress` is told about every chunk of bytes read.
+/// Reads one history file; `progress` is told about every chunk of bytes read. A line over
+/// `MAX_LINE_BYTES` is read past and counted in `long_lines`, so memory stays bounded by the cap.
 pub fn analyze(file: &HistoryFile, ctx: Ctx<'_>, progress: &dyn Fn(u64)) -> std::io::Result<FileSummary> {
+    analyze_capped(file, ctx, progress, MAX_LINE_BYTES)
+}
+
+fn analyze_capped(
+    file: &HistoryFile,
+    ctx: Ctx<'_>,
+    progress: &dyn Fn(u64),
+    cap: usize,
+) -> std::io::Result<FileSummary> {
     let f = std::fs::File::open(&file.path)?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 18, f);
+    let mut lines = Lines::new(std::io::BufReader::with_capacity(1 << 18, f), cap);
     let mut s = State::new(file, ctx);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf)?;
-        if n == 0 {
-            break;
+    while let Some((line, n)) = lines.next_line()? {
+        progress(n);
+        s.out.bytes += n;
+        match line {
+            Line::Kept(raw) => s.line(raw),
+            Line::TooLong => s.stream.skip_long_line(),
         }
-        progress(n as u64);
-        s.out.bytes += n as u64;
-        s.line(&buf);
     }
     Ok(s.finish())
 }
@@ -234,6 +244,7 @@ impl<'a> State<'a> {
         }
         self.out.lines = self.stream.lines as u64;
         self.out.bad_lines = self.stream.bad_lines as u64;
+        self.out.long_lines = self.stream.long_lines as u64;
         self.out.model =
             self.models.iter().max_by_key(|(m, n)| (**n, (*m).clone())).map(|(m, _)| m.clone()).unwrap_or_default();
         self.out.project = match self.obs.cwd.as_deref() {
@@ -325,5 +336,44 @@ mod tests {
         assert_eq!(day_of(1_795_311_205_117), "2026-11-22");
         assert_eq!(day_of(1_749_895_200_000), "2025-06-14");
         assert_eq!(day_of(-1), "1969-12-31");
+    }
+
+    /// The fixture with a line of `filler` bytes (a huge tool output) after its second line.
+    fn with_long_line(rel: &str, agent: AgentKind, line: &str) -> (tempfile::TempDir, HistoryFile) {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/transcripts").join(rel),
+        )
+        .unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.insert(2, line);
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("rollout-1.jsonl");
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        (d, HistoryFile { size: 0, mtime_ms: 0, agent, path })
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_skipped_and_counted_and_the_rest_still_adds_up() {
+        let rules = Rules::builtin();
+        let ctx = Ctx { rules: &rules, since_ms: None };
+        let big = "y".repeat(100_000);
+        let claude = serde_json::json!({"type": "user", "timestamp": "2025-06-14T10:00:00Z", "message": {"role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t", "content": big}]}});
+        let codex = serde_json::json!({"timestamp": "2026-11-22T01:38:10.000Z", "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "c", "output": big}});
+        for (rel, agent, line) in [
+            ("ccusage/claude-project-alpha-chat.jsonl", AgentKind::ClaudeCode, claude),
+            ("captured/codex-rollout-with-compaction.jsonl", AgentKind::Codex, codex),
+        ] {
+            let (_d, file) = with_long_line(rel, agent, &line.to_string());
+            let whole = analyze_capped(&file, ctx, &|_| {}, 1 << 20).unwrap();
+            let capped = analyze_capped(&file, ctx, &|_| {}, 64 << 10).unwrap();
+            assert_eq!((whole.long_lines, capped.long_lines), (0, 1), "{rel}");
+            assert_eq!(capped.lines, whole.lines, "{rel}: the skipped line still counts as a line");
+            assert_eq!(capped.bytes, whole.bytes, "{rel}: its bytes were read past");
+            let requests = |s: &FileSummary| s.days.values().map(|(t, _)| t.requests).sum::<u64>();
+            assert!(requests(&whole) > 0);
+            assert_eq!(requests(&capped), requests(&whole), "{rel}: the other lines' usage is all there");
+        }
     }
 }

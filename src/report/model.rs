@@ -255,6 +255,8 @@ pub struct HistoryScan {
     pub lines: u64,
     /// Lines that were not JSON (skipped).
     pub bad_lines: u64,
+    /// Lines too long to read in bounded memory (skipped).
+    pub long_lines: u64,
     /// Files that could not be read, with why.
     pub unreadable: Vec<String>,
 }

@@ -1,7 +1,9 @@
 //! The terminal summary: one screen (under 40 lines) saying what was wasted, why, and what
-//! refrain saved. Everything else is in `--json` and the page.
+//! refrain saved. Everything else is in `--json` and the page. Every text from history or a
+//! store (paths, causes, notes) is printed through `term::field`.
 
 use super::model::Report;
+use crate::term::field;
 use std::fmt::Write;
 
 /// Rows shown per ranked list.
@@ -59,11 +61,17 @@ pub fn render(r: &Report) -> String {
     if !r.causes.is_empty() {
         let _ = writeln!(o, "\nWHY THE CACHE BROKE");
         for c in r.causes.iter().take(ROWS) {
-            let _ =
-                writeln!(o, "  {:<52} {:>6} {:>9} {:>9}", clip(&c.label, 52), num(c.breaks), num(c.tokens), usd(c.usd));
+            let _ = writeln!(
+                o,
+                "  {:<52} {:>6} {:>9} {:>9}",
+                clip(&field(&c.label), 52),
+                num(c.breaks),
+                num(c.tokens),
+                usd(c.usd)
+            );
         }
         if let Some(c) = r.causes.first() {
-            let _ = writeln!(o, "  fix the top one: {}", clip(&c.fix, 110));
+            let _ = writeln!(o, "  fix the top one: {}", clip(&field(&c.fix), 110));
         }
     }
     if !r.repeated_files.is_empty() {
@@ -72,7 +80,7 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 o,
                 "  {:<52} {:>5}x {:>9} {:>9}",
-                clip_left(&f.path, 52),
+                clip_left(&field(&f.path), 52),
                 f.rereads,
                 num(f.tokens),
                 usd(f.usd)
@@ -86,7 +94,7 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 o,
                 "  {:<44} {:<12} {:>4} {:<8}  breaks {:>8}  reads {:>8}",
-                clip_left(&p.root, 44),
+                clip_left(&field(&p.root), 44),
                 agents.join(","),
                 p.sessions,
                 if p.sessions == 1 { "session" } else { "sessions" },
@@ -126,30 +134,31 @@ pub fn render(r: &Report) -> String {
         );
     }
     for s in r.refrain.iter().filter(|s| !s.ledger_lines.is_empty()) {
-        let _ = writeln!(o, "\nLEDGER {} (newest first; tokens removed, added, net)", clip_left(&s.project, 60));
+        let _ =
+            writeln!(o, "\nLEDGER {} (newest first; tokens removed, added, net)", field(&clip_left(&s.project, 60)));
         for l in &s.ledger_lines {
             let _ = writeln!(
                 o,
                 "  {} {:<12} {:<13} {:>8} {:>7} {:>8}  {}",
                 day_time(l.at_ms),
-                clip(&l.agent, 12),
+                field(&clip(&l.agent, 12)),
                 l.kind.name(),
                 l.removed,
                 l.added,
                 l.net(),
-                clip(
+                field(&clip(
                     &format!(
                         "{}{}",
                         l.subject,
                         l.session.as_deref().map(|s| format!(" (session {s})")).unwrap_or_default()
                     ),
                     60
-                )
+                ))
             );
         }
     }
     for n in r.notes.iter().take(3) {
-        let _ = writeln!(o, "  note: {}", clip(n, 120));
+        let _ = writeln!(o, "  note: {}", clip(&field(n), 120));
     }
     if r.notes.len() > 3 {
         let _ = writeln!(o, "  ... {} more notes in --json", r.notes.len() - 3);
@@ -157,7 +166,7 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         o,
         "\nDollars are estimates (provider rules as of {}). --json for every figure; --html FILE or `refrain dashboard` for charts.",
-        r.rules_as_of
+        field(&r.rules_as_of)
     );
     o
 }
@@ -226,6 +235,26 @@ mod tests {
         assert_eq!(usd(0.00025875), "$0.0003");
         assert_eq!(usd(12.4), "$12.40");
         assert_eq!(clip_left("/a/very/long/path/file.rs", 10), "…h/file.rs");
+    }
+
+    #[test]
+    fn history_text_reaches_the_terminal_escaped() {
+        let hostile = "/p/\u{1b}[2J\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{1b}[31mx.rs";
+        let r = Report {
+            repeated_files: vec![super::super::model::FileRow {
+                path: hostile.into(),
+                project: String::new(),
+                rereads: 2,
+                tokens: 9,
+                usd: 0.0,
+            }],
+            projects: vec![super::super::model::ProjectRow { root: hostile.into(), ..Default::default() }],
+            notes: vec![format!("store not read: {hostile}")],
+            ..Report::default()
+        };
+        let out = render(&r);
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out}");
+        assert!(out.contains("\\x1b[2J"), "{out}");
     }
 
     #[test]

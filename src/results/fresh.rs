@@ -131,11 +131,33 @@ pub fn capture_file(path: &Path) -> std::io::Result<Dep> {
             sha256: hash_file(path)?,
             captured_ns: now_ns(),
         }),
-        Ok(_) => Err(std::io::Error::other(format!("{p} is a directory; pass it in trees instead"))),
+        Ok(meta) if meta.is_dir() => {
+            Err(std::io::Error::other(format!("{p} is a directory; pass it in trees instead")))
+        }
+        Ok(meta) => Err(std::io::Error::other(format!(
+            "{p} is {}, not a regular file; list only files whose content the result depends on",
+            not_a_file(&meta.file_type())
+        ))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Ok(Dep::File { path: p, exists: false, size: 0, mtime_ns: 0, sha256: String::new(), captured_ns: now_ns() })
         }
         Err(e) => Err(e),
+    }
+}
+
+/// What a path that is neither a regular file nor a directory is, in words.
+fn not_a_file(ft: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else {
+        "not a file"
     }
 }
 
@@ -231,6 +253,11 @@ pub fn check(deps: &[Dep], root: &Path, checked: &mut Checked) -> Result<(), Str
                     (Err(_), false) => {}
                     (Err(_), true) => return Err(format!("{shown} was deleted since this result was stored")),
                     (Ok(_), false) => return Err(format!("{shown} was created since this result was stored")),
+                    // Never opened: reading a FIFO put in a file's place would wait for a writer.
+                    (Ok(meta), true) if !meta.is_file() => {
+                        let what = if meta.is_dir() { "a directory" } else { not_a_file(&meta.file_type()) };
+                        return Err(format!("{shown} is now {what}, no longer the file this result was stored with"));
+                    }
                     (Ok(meta), true) => {
                         let racy = mt.saturating_add(RACY_NS) > *captured_ns && *captured_ns > 0;
                         if meta.len() == *size && mtime_ns(&meta) == *mt && !racy {
@@ -350,6 +377,41 @@ mod tests {
         std::fs::write(dir.path().join("new.rs"), "x").unwrap();
         assert!(check(&[missing], dir.path(), &mut Checked::default()).unwrap_err().contains("new.rs was created"));
         assert!(check(&[tree], dir.path(), &mut Checked::default()).unwrap_err().contains("added, removed or changed"));
+    }
+
+    fn mkfifo(p: &Path) {
+        assert!(std::process::Command::new("mkfifo").arg(p).status().unwrap().success());
+    }
+
+    #[test]
+    fn special_files_are_named_for_what_they_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        mkfifo(&fifo);
+        let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("sock")).unwrap();
+        for (name, what) in [
+            ("pipe", "is a FIFO, not a regular file"),
+            ("sock", "is a socket, not a regular file"),
+            ("", "is a directory"),
+        ] {
+            let err = capture_file(&dir.path().join(name)).unwrap_err().to_string();
+            assert!(err.contains(what), "{name}: {err}");
+        }
+        let err = capture_file(Path::new("/dev/null")).unwrap_err().to_string();
+        assert!(err.contains("is a character device, not a regular file"), "{err}");
+    }
+
+    #[test]
+    fn a_file_replaced_by_a_fifo_is_stale_without_opening_it() {
+        // An empty file and a FIFO both have length 0: reading the FIFO would wait for a writer.
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("empty.rs");
+        write_old(&f, "");
+        let deps = vec![capture_file(&f).unwrap()];
+        std::fs::remove_file(&f).unwrap();
+        mkfifo(&f);
+        let err = check(&deps, dir.path(), &mut Checked::default()).unwrap_err();
+        assert_eq!(err, "empty.rs is now a FIFO, no longer the file this result was stored with");
     }
 
     #[test]

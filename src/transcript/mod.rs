@@ -8,6 +8,7 @@ pub mod access;
 pub mod analyze;
 mod claude;
 mod codex;
+pub mod lines;
 pub mod session;
 mod stream;
 

@@ -14,6 +14,8 @@ pub struct Stream {
     pub lines: usize,
     /// Lines that were not JSON.
     pub bad_lines: usize,
+    /// Lines over the reader's cap, skipped unread (`lines::MAX_LINE_BYTES`).
+    pub long_lines: usize,
     line_no: usize,
     forgotten: usize,
 }
@@ -32,7 +34,7 @@ impl Default for Stream {
 impl Stream {
     /// An empty stream.
     pub fn new() -> Stream {
-        Stream { reader: None, lines: 0, bad_lines: 0, line_no: 0, forgotten: 0 }
+        Stream { reader: None, lines: 0, bad_lines: 0, long_lines: 0, line_no: 0, forgotten: 0 }
     }
 
     /// Reads one raw line: parsed here, skipped and counted when it is not JSON.
@@ -61,6 +63,13 @@ impl Stream {
             self.lines += 1;
             self.bad_lines += 1;
         }
+    }
+
+    /// Counts a line the caller read past because it was over its cap, keeping line numbers right.
+    pub fn skip_long_line(&mut self) {
+        self.line_no += 1;
+        self.lines += 1;
+        self.long_lines += 1;
     }
 
     /// Reads one line the caller already parsed.

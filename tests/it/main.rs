@@ -30,5 +30,6 @@ mod security;
 mod server;
 mod support;
 mod team;
+mod terminal;
 mod trust;
 mod verifier_model;

@@ -259,3 +259,59 @@ async fn the_server_tells_agents_where_their_user_can_see_the_report() {
     let instructions = s.client.peer_info().expect("server info").instructions.clone().unwrap_or_default();
     assert!(instructions.contains("refrain report") && instructions.contains("refrain dashboard"), "{instructions}");
 }
+
+#[tokio::test]
+async fn a_history_line_too_long_to_hold_is_skipped_and_said_so() {
+    // One line of each agent over the 16 MB cap: a tool output that size.
+    let big = "y".repeat((16 << 20) + 1);
+    let h = History::new(&CLAUDE[..1], &CODEX);
+    let claude = std::fs::read_to_string(fixture(CLAUDE[0])).unwrap();
+    let long = json!({"type": "user", "timestamp": "2025-06-14T10:00:00Z", "message": {"role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "t", "content": big}]}});
+    h.add_claude("session-0.jsonl", &format!("{long}\n{claude}"));
+    let rollout = h.codex_home().join("sessions/2026/05/13/rollout-0.jsonl");
+    let codex = std::fs::read_to_string(&rollout).unwrap();
+    let long = json!({"timestamp": "2026-11-22T01:38:10.000Z", "type": "response_item",
+        "payload": {"type": "function_call_output", "call_id": "c", "output": big}});
+    std::fs::write(&rollout, format!("{codex}\n{long}\n")).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let r = h.json(home.path(), &["--no-stores"]).await;
+    assert_eq!(r["history"]["long_lines"], 2, "{}", r["history"]);
+    // Every other line still counts: 3 requests in the Claude Code file, 3 in the rollout.
+    assert_eq!(r["totals"]["tokens"]["requests"], 6);
+    assert!(r["notes"].to_string().contains("2 history lines over 16 MB skipped unread"), "{}", r["notes"]);
+    let out = h.cmd("report", home.path(), &["--no-stores"]).output().await.unwrap();
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("over 16 MB skipped unread"), "{summary}");
+}
+
+#[tokio::test]
+async fn dashboard_closes_connections_that_send_nothing() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let h = History::new(&CLAUDE[..1], &[]);
+    let home = tempfile::tempdir().unwrap();
+    // --refresh-secs 1: the page polls every second, so connections may idle 1 + 5 seconds.
+    let (_child, url) = dashboard(&h, home.path(), &["--no-stores"]).await;
+    let addr = url.trim_start_matches("http://").split('/').next().unwrap().to_string();
+    let token = url.split("token=").nth(1).unwrap().to_string();
+    let started = Instant::now();
+    let mut silent = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let mut kept = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!("GET /api/generation?token={token} HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    kept.write_all(request.as_bytes()).await.unwrap();
+    let mut buf = [0u8; 1024];
+    let n = tokio::time::timeout(Duration::from_secs(20), silent.read(&mut buf))
+        .await
+        .expect("a connection that sent nothing was still open after 20 s")
+        .unwrap();
+    assert_eq!(n, 0, "closed without an answer");
+    assert!(started.elapsed() >= Duration::from_secs(5), "closed before its idle time: {:?}", started.elapsed());
+    // A kept-alive connection is answered, then closed once it idles as long.
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), kept.read_to_end(&mut answer))
+        .await
+        .expect("an idle kept-alive connection was still open after 20 s")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200") && answer.contains("generation"), "{answer}");
+}

@@ -220,3 +220,26 @@ async fn index_rebuild_runs_only_without_a_server_and_keeps_lookups_by_meaning()
         .await;
     assert_eq!(hit["status"], "hit", "{hit}");
 }
+
+#[tokio::test]
+async fn special_files_are_refused_or_stale_for_what_they_are() {
+    let env = Env::without_model();
+    let root = env.root();
+    write(&root, "src/empty.rs", "");
+    let mkfifo =
+        |rel: &str| assert!(std::process::Command::new("mkfifo").arg(root.join(rel)).status().unwrap().success());
+    mkfifo("run.pipe");
+    let s = env.serve().await;
+    let refused = put(&s, json!({"tool": "Grep", "args": {"p": 1}, "result": "r", "files": ["run.pipe"]})).await;
+    assert_eq!(refused["stored"], false, "{refused}");
+    assert!(refused.to_string().contains("run.pipe is a FIFO, not a regular file"), "{refused}");
+    put(&s, json!({"tool": "Grep", "args": {"p": 2}, "result": "r", "files": ["src/empty.rs"]})).await;
+    // The empty file becomes a FIFO (also of length 0): stale at once, never opened.
+    std::fs::remove_file(root.join("src/empty.rs")).unwrap();
+    mkfifo("src/empty.rs");
+    let miss = tokio::time::timeout(std::time::Duration::from_secs(30), lookup(&s, "Grep", json!({"p": 2})))
+        .await
+        .expect("the freshness check waited on a FIFO");
+    assert_eq!(miss["stale"], true, "{miss}");
+    assert_eq!(miss["reason"], "src/empty.rs is now a FIFO, no longer the file this result was stored with");
+}
