@@ -89,5 +89,7 @@ impl Default for HooksConfig {
     }
 }
 
-/// The default `hooks.suggest_floor`.
-pub const SUGGEST_FLOOR: f32 = 0.7;
+/// The default `hooks.suggest_floor`: on the coding families' development split, the block shows
+/// for 23% of prompts whose task was never stored (the bound is 30%), 39% of near misses,
+/// and brings the right plan for 27% of the paraphrases no plan was served for.
+pub const SUGGEST_FLOOR: f32 = 0.6;

@@ -26,9 +26,10 @@ pub const DEFAULT: [&str; 6] =
 
 /// What the agent reads at `initialize` (Claude Code adds it to the system prompt): when to call
 /// which tool, in as few words as say it.
-pub const INSTRUCTIONS: &str = "refrain remembers this project's work: plan_lookup before planning a task, \
-plan_store after a multi-step one, plan_feedback on how its plan went, response_cache_get before re-running a \
-read-only tool. The user sees savings with `refrain report` or `refrain dashboard`.";
+/// Short, since Claude Code pays it on every request even with its tools deferred: the tool
+/// descriptions say when to call each, and the hooks say it again when it matters (a plan to take).
+pub const INSTRUCTIONS: &str = "refrain keeps this project's plans (plan_lookup) and read-only results \
+(response_cache_get). The user sees savings with `refrain report` or `refrain dashboard`.";
 
 /// A listed tool's short description and input schema, replacing the full ones.
 struct Short {
