@@ -38,6 +38,9 @@ pub struct BreakRecord {
 
 /// Kind name of a break the transcript cannot explain.
 pub const UNEXPLAINED: &str = "unexplained";
+/// Kind name of a break where less than a third of the cached prompt was read again, for a reason
+/// the transcript does not show: something early in the prompt changed.
+pub const CONVERSATION_REWRITTEN: &str = "conversation_rewritten";
 
 /// The break between turns `i - 1` and `i`, if the cache broke there.
 pub fn between(t: &Transcript, i: usize, rules: &Rules, price: Price, date: String) -> Option<BreakRecord> {
@@ -103,11 +106,7 @@ pub fn between(t: &Transcript, i: usize, rules: &Rules, price: Price, date: Stri
             ),
             "Use the 1h TTL on the long-lived prefix when pauses exceed 5 minutes, or send a cheap request before the TTL runs out.".into(),
         ),
-        None => (
-            UNEXPLAINED.to_string(),
-            "the provider read fewer cached tokens than the previous request left, and the transcript does not record what changed (it omits the system prompt and tools)".into(),
-            "Capture the two requests (a logging proxy, or a Claude Code version that logs requests) and run `refrain explain` on them.".into(),
-        ),
+        None => what_is_known(b.usage.as_ref().and_then(|u| u.cache_read_tokens).unwrap_or(0), tokens, gap_ms),
     };
     Some(BreakRecord {
         kind,
@@ -119,6 +118,36 @@ pub fn between(t: &Transcript, i: usize, rules: &Rules, price: Price, date: Stri
         date,
         line: b.line,
     })
+}
+
+/// A break the transcript cannot explain, said with what it does show: how much of the prompt
+/// the provider still read (the start of a prompt is its system prompt and tools, then the
+/// conversation from its first message), and the time since the previous request.
+fn what_is_known(kept: u64, lost: u64, gap_ms: Option<i64>) -> (String, String, String) {
+    let gap = gap_ms.map(|g| format!(", {}s after the previous request", g / 1000)).unwrap_or_default();
+    let capture = "Capture the two requests (a logging proxy, or a Claude Code version that logs requests) and run `refrain explain` on them";
+    match kept {
+        // Less than a third kept: the change sits early in the prompt (system prompt, tools or
+        // the first messages), not in the last turns.
+        k if k * 3 < k + lost => (
+            CONVERSATION_REWRITTEN.to_string(),
+            format!(
+                "only the first {kept} of {} cached tokens were read: most of the conversation was written again{gap}; the transcript does not record what changed that early in the prompt",
+                kept + lost
+            ),
+            format!(
+                "{capture}; look for what changes early in each request (the system prompt, a reminder in the first message) and keep it stable."
+            ),
+        ),
+        _ => (
+            UNEXPLAINED.to_string(),
+            format!(
+                "the provider read {kept} cached tokens where the previous request left {}{gap}; the transcript does not record what changed (it omits the system prompt and tools)",
+                kept + lost
+            ),
+            format!("{capture}."),
+        ),
+    }
 }
 
 /// Cached tokens lost according to the reported usage: Some(0) when it shows no break, None
@@ -161,6 +190,24 @@ pub fn label(kind: &str) -> &'static str {
         "idle_gap_exceeded" => "a pause longer than the cache TTL",
         "prefix_below_minimum" => "prompt below the minimum cacheable size",
         "compacted" => "the agent compacted the conversation",
+        "conversation_rewritten" => "most of the conversation written again",
         _ => "not explained by what the transcript records",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_break_nothing_explains_says_how_much_was_still_read_and_when() {
+        let (kind, summary, _) = what_is_known(15_000, 110_000, Some(90_000));
+        assert_eq!(kind, CONVERSATION_REWRITTEN);
+        assert!(summary.contains("only the first 15000 of 125000") && summary.contains("90s after"), "{summary}");
+        let (kind, summary, fix) = what_is_known(80_000, 20_000, None);
+        assert_eq!(kind, UNEXPLAINED);
+        assert!(summary.contains("read 80000 cached tokens where the previous request left 100000"), "{summary}");
+        assert!(fix.contains("refrain explain"), "{fix}");
+        assert!(label(CONVERSATION_REWRITTEN).len() <= 44);
     }
 }
