@@ -131,6 +131,11 @@ fn flags(global: &GlobalArgs, token: Option<String>) -> Overrides {
     }
 }
 
+/// refrain's home (its data directory) from the user's own settings only.
+pub fn home(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
+    Ok(Config::load(None, &flags(global, None))?.config.home())
+}
+
 /// The project (its data dir under the user's home) and that home, from the user's own settings
 /// only: no project config file is read.
 pub fn locate(global: &GlobalArgs) -> anyhow::Result<(Project, PathBuf)> {
