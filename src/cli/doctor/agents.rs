@@ -201,16 +201,26 @@ fn codex_trusts_project(config: &Path, project: &Path) -> bool {
     entry.and_then(|e| e.get("trust_level")).and_then(toml::Value::as_str) == Some("trusted")
 }
 
-/// Claude Code starts a project's `.mcp.json` servers only once the user approved them.
+/// Claude Code starts a project's `.mcp.json` servers only once the user approved them: it keeps
+/// the answer in the project's `.claude/settings.local.json` (`enabledMcpjsonServers`,
+/// `disabledMcpjsonServers`, `enableAllProjectMcpServers`), which any settings file may also
+/// set; older versions kept it under the project in `~/.claude.json`.
 fn claude_approval(m: &Machine) -> Check {
-    let state_file = match std::env::var_os("CLAUDE_CONFIG_DIR") {
-        Some(d) => PathBuf::from(d).join(".claude.json"),
-        None => m.home.join(".claude.json"),
+    let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from);
+    let state_file = config_dir.as_ref().map_or_else(|| m.home.join(".claude.json"), |d| d.join(".claude.json"));
+    let user_settings = config_dir.unwrap_or_else(|| m.home.join(".claude")).join("settings.json");
+    let read = |path: &Path| -> serde_json::Value {
+        std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
     };
-    let state: serde_json::Value =
-        std::fs::read_to_string(&state_file).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
-    let project = &state["projects"][&*m.project.to_string_lossy()];
-    let listed = |key: &str| project[key].as_array().is_some_and(|a| a.iter().any(|v| v == "refrain"));
+    let state = read(&state_file);
+    let sources = [
+        read(&m.project.join(".claude/settings.local.json")),
+        read(&m.project.join(".claude/settings.json")),
+        read(&user_settings),
+        state["projects"][&*m.project.to_string_lossy()].clone(),
+    ];
+    let listed =
+        |key: &str| sources.iter().any(|s| s[key].as_array().is_some_and(|a| a.iter().any(|v| v == "refrain")));
     if listed("disabledMcpjsonServers") {
         let what = "you declined refrain's server in this project's .mcp.json";
         return Check::problem(
@@ -219,9 +229,34 @@ fn claude_approval(m: &Machine) -> Check {
             "claude mcp reset-project-choices, then approve refrain on the next start",
         );
     }
-    if listed("enabledMcpjsonServers") || project["enableAllProjectMcpServers"] == true {
+    if listed("enabledMcpjsonServers") || sources.iter().any(|s| s["enableAllProjectMcpServers"] == true) {
         return Check::ok("claude", "you approved refrain's server in this project's .mcp.json");
     }
     let what = "Claude Code asks you to approve refrain's server in this project's .mcp.json on its next start";
     Check::warn("claude", what, Some("claude (in this project), then approve refrain".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::doctor::Status;
+
+    #[test]
+    fn claude_codes_project_server_approval_is_read_where_claude_code_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (home, project) = (dir.path().join("home"), dir.path().join("proj"));
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        let exe = PathBuf::from("/bin/refrain");
+        let m = Machine { home, refrain_home: dir.path().join("data"), project: project.clone(), exe, env: Vec::new() };
+        assert_eq!(claude_approval(&m).status, Status::Warn, "not answered yet");
+        let local = project.join(".claude/settings.local.json");
+        std::fs::write(&local, r#"{"enabledMcpjsonServers": ["other", "refrain"]}"#).unwrap();
+        assert_eq!(claude_approval(&m).status, Status::Ok);
+        std::fs::write(&local, r#"{"enableAllProjectMcpServers": true}"#).unwrap();
+        assert_eq!(claude_approval(&m).status, Status::Ok);
+        std::fs::write(&local, r#"{"disabledMcpjsonServers": ["refrain"]}"#).unwrap();
+        let declined = claude_approval(&m);
+        assert_eq!(declined.status, Status::Problem);
+        assert!(declined.fix.unwrap().starts_with("claude mcp reset-project-choices"));
+    }
 }
