@@ -98,3 +98,31 @@ fn connect(host: &str, port: u16) -> std::io::Result<()> {
     }
     Err(last)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::doctor::Status;
+
+    fn with_url(url: &str) -> Config {
+        let mut config = Config::default();
+        config.team.url = Some(url.to_string());
+        config
+    }
+
+    #[test]
+    fn the_team_database_is_reachable_only_when_something_listens_there() {
+        assert_eq!(team(&Config::default()).status, Status::Ok, "off is fine");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let up = team(&with_url(&format!("postgres://refrain@127.0.0.1:{port}/plans")));
+        assert_eq!(up.status, Status::Ok, "{}", up.what);
+        drop(listener);
+        let down = team(&with_url(&format!("postgres://refrain@127.0.0.1:{port}/plans")));
+        assert_eq!(down.status, Status::Problem, "{}", down.what);
+        assert!(
+            down.what.contains(&format!("127.0.0.1:{port}")) && down.fix.unwrap().starts_with("refrain team status")
+        );
+        assert_eq!(team(&with_url("not a url")).status, Status::Problem);
+    }
+}
