@@ -338,18 +338,21 @@ path_hint() {
   say "then open a new terminal (or run: export PATH=\"$dir:\$PATH\")."
 }
 
-# What to do once the files are in place: the agents' own MCP listings and `refrain config` are
-# how a user checks the registration.
+# What to do once the files are in place: a session in each agent, then `refrain doctor`, which
+# checks the registration, the hooks firing, what each agent needs from the user and the model.
 next_steps() {
+  local refrain=refrain
+  case ":$PATH:" in *":$BIN_DIR:"*) ;; *) refrain="$BIN_DIR/refrain" ;; esac
   say ""
   say "Next:"
   say "  1. Start a new session in your agent (Claude Code, Codex, Gemini CLI, Qwen Code, opencode or"
   say "     Cursor): it starts refrain itself. Codex runs refrain's hooks only once you trust them:"
   say "     choose \"Trust all and continue\" when it shows \"Hooks need review\" (or run /hooks)."
-  say "  2. Check that refrain is connected with the agent's own MCP listing: claude mcp list,"
-  say "     codex mcp list, gemini mcp list, qwen mcp list, opencode mcp list (Cursor: its MCP settings)."
-  say "  3. refrain config shows the settings refrain runs with here; refrain report, after a few"
-  say "     sessions, what your agents wasted and what refrain saved."
+  say "  2. Then run: $refrain doctor"
+  say "     It says, for each agent, whether refrain is registered, whether its hooks have fired and"
+  say "     what the agent still needs from you, then whether the model is in place; every problem"
+  say "     comes with the command that fixes it."
+  say "  3. After a few sessions, $refrain report shows what your agents wasted and what refrain saved."
 }
 
 main() {

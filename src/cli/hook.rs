@@ -78,6 +78,11 @@ pub fn run(global: &GlobalArgs, args: HookArgs) -> anyhow::Result<ExitCode> {
     init_quiet_logging();
     let Ok(agent) = Agent::parse(&args.agent) else { return Ok(ExitCode::SUCCESS) };
     let Ok(event) = Event::parse(agent, &args.event) else { return Ok(ExitCode::SUCCESS) };
+    // For `refrain doctor`: this agent's hook for this event runs. The home comes from the user's
+    // own settings (flags, environment, user config file), as the agent's server finds it.
+    if let Ok(home) = super::home(global) {
+        hooks::seen::record(&home, agent, &args.event);
+    }
     let Ok(runtime) = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() else {
         return Ok(ExitCode::SUCCESS);
     };

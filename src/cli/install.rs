@@ -71,7 +71,7 @@ fn options(global: &GlobalArgs, common: &CommonArgs, command: String, hooks: boo
 /// REFRAIN_HOME and REFRAIN_MODEL_DIR as given to this command (flag, else environment), made
 /// absolute: the agents start `refrain serve` and the hooks with their own environment, so a
 /// custom data or model directory must travel in the registration.
-fn recorded_env(global: &GlobalArgs) -> anyhow::Result<Vec<(String, String)>> {
+pub(super) fn recorded_env(global: &GlobalArgs) -> anyhow::Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     for ((key, _), flag) in integrate::RECORDED_ENV.iter().zip([&global.home, &global.model_dir]) {
         let Some(path) = flag.clone().or_else(|| std::env::var_os(key).filter(|v| !v.is_empty()).map(PathBuf::from))

@@ -6,6 +6,7 @@ mod bench;
 mod compact;
 mod config_cmd;
 mod dashboard;
+mod doctor;
 mod explain;
 mod hook;
 mod index;
@@ -77,6 +78,9 @@ enum Command {
     /// Register refrain (MCP server and hooks) with Claude Code, Codex, Gemini CLI, Qwen Code,
     /// opencode and Cursor.
     Install(install::InstallArgs),
+    /// Is refrain doing its job here: registered with each agent, hooks firing, what each agent
+    /// needs from you, the model verified, the store, refused settings, the team library.
+    Doctor(doctor::DoctorArgs),
     /// Remove exactly what `install` added.
     Uninstall(install::UninstallArgs),
     /// The vector index: `rebuild` builds every scope's graph again from the store.
@@ -104,6 +108,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Report(args) => report::run(&cli.global, args),
         Command::Dashboard(args) => dashboard::run(&cli.global, args),
         Command::Install(args) => install::run_install(&cli.global, args),
+        Command::Doctor(args) => doctor::run(&cli.global, args),
         Command::Uninstall(args) => install::run_uninstall(&cli.global, args),
         Command::Hook(args) => hook::run(&cli.global, args),
         Command::Index(args) => index::run(&cli.global, args),
@@ -129,6 +134,11 @@ fn flags(global: &GlobalArgs, token: Option<String>) -> Overrides {
         token,
         model_dir: global.model_dir.clone(),
     }
+}
+
+/// refrain's home (its data directory) from the user's own settings only.
+pub fn home(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
+    Ok(Config::load(None, &flags(global, None))?.config.home())
 }
 
 /// The project (its data dir under the user's home) and that home, from the user's own settings

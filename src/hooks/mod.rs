@@ -14,6 +14,7 @@ pub mod dedup;
 pub mod events;
 pub mod names;
 pub mod payload;
+pub mod seen;
 pub mod tasks;
 pub mod trace;
 

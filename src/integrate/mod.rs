@@ -6,15 +6,18 @@
 //! uninstall restores the backup byte for byte when nothing but refrain's entries changed since.
 //! This module never touches entries it did not add.
 
+pub mod codex_trust;
 mod cursor_hooks;
 mod edit;
 mod hooks_json;
 mod mcp;
 mod plugin;
+mod status;
 mod targets;
 
 pub use edit::{Change, FileEdit, apply};
-pub use targets::{Agent, Scope, present};
+pub use status::{FileState, hook_events, prompt_event, registration};
+pub use targets::{Agent, Scope, codex_dir, present};
 
 use std::path::PathBuf;
 

@@ -93,7 +93,8 @@ fn claude_json(home: &Path) -> PathBuf {
     }
 }
 
-fn codex_dir(home: &Path) -> PathBuf {
+/// Codex's home (`$CODEX_HOME`, else `~/.codex`).
+pub fn codex_dir(home: &Path) -> PathBuf {
     std::env::var_os("CODEX_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".codex"))
 }
 

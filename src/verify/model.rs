@@ -150,7 +150,7 @@ impl CrossEncoder {
 
 /// The sha256 a manifest lists for a file: `files.<name>` as a string or `{sha256}`, or
 /// `sha256.<name>`.
-fn listed_sha(manifest: &Value, name: &str) -> Option<String> {
+pub(crate) fn listed_sha(manifest: &Value, name: &str) -> Option<String> {
     let files = &manifest["files"][name];
     files
         .as_str()

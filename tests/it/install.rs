@@ -103,7 +103,7 @@ fn install_sh_round_trip_leaves_every_file_as_it_was(#[case] scope: &str) {
     assert_eq!(all(&s), original, "a dry run changed files");
 
     let log = s.run(&["--no-build", "--scope", scope]);
-    for next in ["Next:", "claude mcp list", "Trust all and continue", "refrain config"] {
+    for next in ["Next:", "Trust all and continue", "refrain doctor", "refrain report"] {
         assert!(log.contains(next), "the install does not end with what to do next ({next}):\n{log}");
     }
     let installed = all(&s);

@@ -10,7 +10,7 @@ use serde_json::json;
 const ALLOWED: &str = "TaskCreate TaskUpdate Read Edit mcp__refrain";
 
 /// Runs `claude -p PROMPT` in the project against the mock; returns stdout and the wall time.
-fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
+pub(super) fn session(s: &Scratch, mock: &Mock, prompt: &str) -> (String, Duration) {
     session_with(s, mock, prompt, false)
 }
 

@@ -13,6 +13,7 @@
 mod claude;
 mod clients;
 mod codex;
+mod doctor;
 mod gemini;
 mod mock;
 mod opencode;
@@ -96,6 +97,11 @@ impl Scratch {
     /// Runs `./install.sh --no-build --only AGENT` with the test binary, a custom REFRAIN_HOME and
     /// the provisioned model directory; returns its log.
     pub fn install(&self, agent: &str) -> String {
+        self.install_with_models(agent, &crate::support::model_dir())
+    }
+
+    /// `install`, with REFRAIN_MODEL_DIR set to `models`.
+    pub fn install_with_models(&self, agent: &str, models: &Path) -> String {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
         let out = Command::new("bash")
             .arg(script)
@@ -106,7 +112,7 @@ impl Scratch {
             .env("HOME", &self.home)
             .env("REFRAIN_BIN_DIR", self.home.join("bin"))
             .env("REFRAIN_HOME", &self.data)
-            .env("REFRAIN_MODEL_DIR", crate::support::model_dir())
+            .env("REFRAIN_MODEL_DIR", models)
             .env("REFRAIN_BINARY", env!("CARGO_BIN_EXE_refrain"))
             .stdin(Stdio::null())
             .output()
