@@ -9,7 +9,8 @@
 //! and the dashboard show the totals as removed - added - fixed, and `refrain report --ledger`
 //! lists the lines behind them. Totals are counters (read in constant time); lines are kept in
 //! time order in their own tree and listed newest first. A retried hook call writes the same line
-//! again (the key is the event's own time, session, kind and subject), never a second one.
+//! again (the key is the event's own time, session, kind and subject), never a second one; a
+//! tool reply, which names no session, is always a line of its own.
 
 use crate::store::{self, Key, Store, trees};
 use crate::{stats, tokens};
@@ -120,7 +121,15 @@ pub fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
+/// Distinguishes lines a retry cannot repeat (tool replies, which name no session): two of them in
+/// one millisecond are two lines.
+static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 fn key(l: &Line) -> Vec<u8> {
+    if l.session.is_none() {
+        let n = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        return Key::new().u64(l.at_ms).text(l.kind.name()).u64(n).into_bytes();
+    }
     let mut h = Sha256::new();
     h.update(l.agent.as_bytes());
     h.update([0]);
@@ -273,6 +282,11 @@ mod tests {
         assert_eq!(listed.iter().map(|l| l.kind).collect::<Vec<_>>(), vec![Kind::Injected, Kind::ReadNote]);
         assert_eq!(listed[1].net(), 880);
         assert_eq!(lines(&s, 1).unwrap().len(), 1);
+        // Two tool replies in the same millisecond are two lines.
+        let reply = Line { session: None, agent: "mcp".into(), ..line(30, Kind::ResultServed, 0, 5) };
+        record(&s, &reply).unwrap();
+        record(&s, &reply).unwrap();
+        assert_eq!(totals(&s).unwrap().per_kind["result_served"].lines, 2);
     }
 
     #[test]

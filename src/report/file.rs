@@ -141,6 +141,12 @@ impl<'a> State<'a> {
             AgentKind::ClaudeCode => {
                 if self.side_chain(&mut v) {
                     self.stream.feed_value(&v);
+                    // A subagent's conversation inline: its reads are judged in a window of its
+                    // own (the observer keeps one per subagent); it asks no prompt of the user.
+                    let seen = self.obs.claude(&v);
+                    if in_range && !seen.repeats.is_empty() {
+                        self.repeats(seen.repeats, ts);
+                    }
                     return;
                 }
                 self.obs.claude(&v)

@@ -6,7 +6,7 @@
 //! `local_shell_call` and their outputs). Shell commands are judged by the hooks' rules.
 
 use super::reads::{ReadKey, Repeat, Tracker};
-use crate::hooks::classify::{Effect, patch_paths, shell_effect, shell_file_read};
+use crate::hooks::classify::shell_file_read;
 use crate::prompt::estimate_tokens;
 use serde_json::Value;
 
@@ -27,9 +27,18 @@ pub struct Observer {
     /// The session's id, once seen.
     pub session: Option<String>,
     reads: Tracker,
+    /// Subagents' conversations recorded inline (Claude Code's sidechain entries), by agent: a
+    /// read there is never a repeat of one in the main conversation, nor the other way round.
+    side: std::collections::HashMap<String, Tracker>,
+    /// The conversation of the entry being read: empty for the main one.
+    current: String,
+    /// Subagent entries seen: uuid -> the conversation (subagent run) they belong to.
+    chains: std::collections::HashMap<String, String>,
 }
 
-const EDIT_TOOLS: [&str; 4] = ["Edit", "Write", "MultiEdit", "NotebookEdit"];
+/// Most subagent entries whose conversation is remembered in one file.
+const MAX_CHAIN_ENTRIES: usize = 200_000;
+
 const SHELL_TOOLS: [&str; 5] = ["Bash", "shell", "exec_command", "local_shell", "unified_exec"];
 
 impl Observer {
@@ -43,8 +52,29 @@ impl Observer {
             self.session = v.get("sessionId").and_then(Value::as_str).map(str::to_string);
         }
         let kind = v.get("type").and_then(Value::as_str);
-        if kind == Some("system") && v.get("subtype").and_then(Value::as_str) == Some("compact_boundary") {
-            self.reads.reset();
+        self.current = if v.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+            // Each subagent run is its own conversation: the chain of entries its first one starts
+            // (its agent id, when Claude Code records one).
+            let text = |k: &str| v.get(k).and_then(Value::as_str);
+            let conv = text("parentUuid")
+                .and_then(|p| self.chains.get(p).cloned())
+                .or_else(|| text("agentId").map(str::to_string))
+                .or_else(|| text("uuid").map(str::to_string))
+                .unwrap_or_else(|| "sidechain".to_string());
+            if let Some(u) = text("uuid")
+                && self.chains.len() < MAX_CHAIN_ENTRIES
+            {
+                self.chains.insert(u.to_string(), conv.clone());
+            }
+            conv
+        } else {
+            String::new()
+        };
+        // A compaction, or Claude Code clearing old tool outputs: the window starts anew.
+        if kind == Some("system")
+            && matches!(v.get("subtype").and_then(Value::as_str), Some("compact_boundary" | "microcompact_boundary"))
+        {
+            self.reads().reset();
             return seen;
         }
         let Some(content) = v.get("message").and_then(|m| m.get("content")) else { return seen };
@@ -65,7 +95,8 @@ impl Observer {
                                     let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or_default();
                                     let err = b.get("is_error").and_then(Value::as_bool) == Some(true);
                                     let tokens = result_tokens(b.get("content"));
-                                    seen.repeats.extend(self.reads.result(id, tokens, err));
+                                    let text = result_text(b.get("content"));
+                                    seen.repeats.extend(self.reads().result(id, &text, tokens, err));
                                 }
                                 Some("text") => text.extend(b.get("text").and_then(Value::as_str)),
                                 _ => {}
@@ -89,6 +120,9 @@ impl Observer {
                 }
             }
             _ => {}
+        }
+        if !self.current.is_empty() {
+            seen.prompt = None;
         }
         seen
     }
@@ -138,13 +172,19 @@ impl Observer {
             }
             "function_call_output" | "custom_tool_call_output" | "local_shell_call_output" => {
                 let tokens = result_tokens(p.get("output"));
-                seen.repeats.extend(self.reads.result(s("call_id"), tokens, false));
+                let text = result_text(p.get("output"));
+                seen.repeats.extend(self.reads.result(s("call_id"), &text, tokens, false));
             }
             _ => {}
         }
     }
 
-    /// A tool call: a read to remember, a write to note, or nothing.
+    /// The reads of the conversation the current entry belongs to.
+    fn reads(&mut self) -> &mut Tracker {
+        if self.current.is_empty() { &mut self.reads } else { self.side.entry(self.current.clone()).or_default() }
+    }
+
+    /// A tool call: a read to remember, or nothing.
     fn tool_call(&mut self, name: &str, id: &str, input: &Value) {
         let cwd = self.cwd.clone().unwrap_or_default();
         let text = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
@@ -156,23 +196,14 @@ impl Observer {
                     input.get("limit").map(Value::to_string).unwrap_or_default()
                 );
                 let range = if range == ":" { String::new() } else { range };
-                self.reads.call(id, ReadKey { path, range });
+                self.reads().call(id, ReadKey { path, range });
             }
-        } else if EDIT_TOOLS.contains(&name) {
-            let paths: Vec<String> = ["file_path", "notebook_path"].iter().filter_map(|k| text(k)).collect();
-            self.reads.write(&paths, false);
-        } else if name == "apply_patch" || !patch_paths(input).is_empty() {
-            let paths: Vec<String> = patch_paths(input).iter().map(|p| absolute(&cwd, p)).collect();
-            self.reads.write(&paths, false);
         } else if SHELL_TOOLS.contains(&name) {
             let Some(command) = command_of(input) else { return };
             let dir = text("workdir").unwrap_or(cwd);
             if let Some(files) = shell_file_read(&command, &dir) {
                 let path = files.join(" ");
-                self.reads.call(id, ReadKey { path, range: command.clone() });
-            }
-            if let Some(Effect::Write { paths, recursive }) = shell_effect(&command, &dir) {
-                self.reads.write(&paths, recursive);
+                self.reads().call(id, ReadKey { path, range: command.clone() });
             }
         }
     }
@@ -194,8 +225,18 @@ fn command_of(input: &Value) -> Option<String> {
     }
 }
 
-fn absolute(cwd: &str, p: &str) -> String {
-    if p.starts_with('/') || cwd.is_empty() { p.to_string() } else { format!("{}/{p}", cwd.trim_end_matches('/')) }
+/// The text a tool result gave the model, exactly (its parts joined as they are).
+fn result_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .map(|p| p.get("text").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| p.to_string()))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
 }
 
 /// Tokens of a tool result's content (text, text blocks, or anything else as JSON).
@@ -262,7 +303,8 @@ mod tests {
             json!({"type": "response_item", "payload": {"type": "function_call", "name": "shell", "call_id": id,
             "arguments": json!({"command": ["bash", "-lc", "cat a.rs"]}).to_string()}})
         };
-        let out = |id: &str| json!({"type": "response_item", "payload": {"type": "function_call_output", "call_id": id, "output": "fn main() {}"}});
+        let out_of = |id: &str, text: &str| json!({"type": "response_item", "payload": {"type": "function_call_output", "call_id": id, "output": text}});
+        let out = |id: &str| out_of(id, "fn main() {}");
         o.codex(&call("c1"));
         assert!(o.codex(&out("c1")).repeats.is_empty());
         o.codex(&call("c2"));
@@ -270,7 +312,10 @@ mod tests {
         o.codex(&json!({"type": "response_item", "payload": {"type": "custom_tool_call", "name": "apply_patch", "call_id": "p",
             "input": "*** Begin Patch\n*** Update File: a.rs\n@@\n-x\n+y\n*** End Patch"}}));
         o.codex(&call("c3"));
-        assert!(o.codex(&out("c3")).repeats.is_empty(), "patched in between");
+        assert!(o.codex(&out_of("c3", "fn main() { y }")).repeats.is_empty(), "patched in between: another text");
+        // A shell command in between hides nothing: the same text again is a repeat.
+        o.codex(&call("c4"));
+        assert_eq!(o.codex(&out_of("c4", "fn main() { y }")).repeats.len(), 1);
         let p = o.codex(&json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "add a flag"}]}}));
         assert_eq!(p.prompt.as_deref(), Some("add a flag"));
     }

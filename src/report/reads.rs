@@ -1,10 +1,9 @@
-//! Repeated reads: the same file (same range) read again in the same context window with no
-//! write to it in between. Such a read only repeats what the context already holds; refrain's
-//! result cache (and read dedup) would have answered it with a short note.
-//!
-//! A write is any edit tool on the path, or a shell command that may write it (the hooks'
-//! conservative rules: an unknown command counts as a write to the whole working directory).
-//! A compaction starts a new context window.
+//! Repeated reads: the same file (same range) read again in the same context window, the tool
+//! returning byte for byte the text it returned before. Such a read only repeats what the context
+//! already holds; refrain's read dedup answers exactly these with a short note, by the same rule:
+//! the text, not the file's history, decides. So a file another process or a subagent changed in
+//! between, or a log that grew, is no repeat, and a shell command or a write to another file in
+//! between does not hide one. A compaction starts a new context window.
 
 use std::collections::HashMap;
 
@@ -29,15 +28,10 @@ pub struct Repeat {
 /// Tracks the reads of one context window.
 #[derive(Debug, Default)]
 pub struct Tracker {
-    /// Reads seen in this window, with the write generation they were made at.
-    seen: HashMap<ReadKey, u64>,
+    /// Reads seen in this window: the hash of the text each returned last.
+    seen: HashMap<ReadKey, [u8; 16]>,
     /// Calls whose result has not arrived yet: call id -> what it reads.
     pending: HashMap<String, ReadKey>,
-    /// Last write generation per path.
-    writes: HashMap<String, u64>,
-    /// Bumped on every write; a write to a directory (unknown shell command) bumps `tree_gen`.
-    generation: u64,
-    tree_writes: Vec<(String, u64)>,
 }
 
 impl Tracker {
@@ -49,32 +43,17 @@ impl Tracker {
         self.pending.insert(call_id.to_string(), key);
     }
 
-    /// A call's result arrived; returns the repeat when this read repeated an unchanged one.
-    pub fn result(&mut self, call_id: &str, tokens: u64, is_error: bool) -> Option<Repeat> {
+    /// A call's result arrived, with the text the tool returned; returns the repeat when that
+    /// text is byte for byte what the same read returned before in this window.
+    pub fn result(&mut self, call_id: &str, text: &str, tokens: u64, is_error: bool) -> Option<Repeat> {
         let key = self.pending.remove(call_id)?;
         if is_error {
             return None;
         }
-        let changed_at = self.last_change(&key.path);
-        let repeat = match self.seen.get(&key) {
-            Some(&at) if changed_at <= at => Some(Repeat { path: key.path.clone(), tokens }),
-            _ => None,
-        };
-        self.seen.insert(key, self.generation);
+        let hash = digest(text);
+        let repeat = (self.seen.get(&key) == Some(&hash)).then(|| Repeat { path: key.path.clone(), tokens });
+        self.seen.insert(key, hash);
         repeat
-    }
-
-    /// A write to these paths; `recursive` for a directory whose whole tree may have changed.
-    pub fn write(&mut self, paths: &[String], recursive: bool) {
-        self.generation += 1;
-        for p in paths {
-            if recursive {
-                self.tree_writes.retain(|(t, _)| !t.starts_with(p.as_str()));
-                self.tree_writes.push((p.clone(), self.generation));
-            } else {
-                self.writes.insert(p.clone(), self.generation);
-            }
-        }
     }
 
     /// A compaction: the context window starts empty.
@@ -82,18 +61,14 @@ impl Tracker {
         self.seen.clear();
         self.pending.clear();
     }
+}
 
-    fn last_change(&self, path: &str) -> u64 {
-        let direct = self.writes.get(path).copied().unwrap_or(0);
-        let tree = self
-            .tree_writes
-            .iter()
-            .filter(|(t, _)| t.is_empty() || path.starts_with(t.as_str()) || !path.starts_with('/'))
-            .map(|(_, g)| *g)
-            .max()
-            .unwrap_or(0);
-        direct.max(tree)
-    }
+fn digest(text: &str) -> [u8; 16] {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(text.as_bytes());
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&d[..16]);
+    out
 }
 
 #[cfg(test)]
@@ -105,26 +80,26 @@ mod tests {
     }
 
     #[test]
-    fn a_second_unchanged_read_repeats_and_a_write_or_compaction_resets() {
+    fn only_a_byte_identical_text_in_the_same_window_repeats() {
         let mut t = Tracker::default();
         t.call("1", key("/p/a.rs"));
-        assert_eq!(t.result("1", 100, false), None);
+        assert_eq!(t.result("1", "fn a() {}\n", 100, false), None);
         t.call("2", key("/p/a.rs"));
-        assert_eq!(t.result("2", 100, false), Some(Repeat { path: "/p/a.rs".into(), tokens: 100 }));
-        t.write(&["/p/a.rs".into()], false);
+        assert_eq!(t.result("2", "fn a() {}\n", 100, false), Some(Repeat { path: "/p/a.rs".into(), tokens: 100 }));
         t.call("3", key("/p/a.rs"));
-        assert_eq!(t.result("3", 100, false), None, "changed in between");
-        t.call("4", key("/p/a.rs"));
-        assert!(t.result("4", 100, false).is_some());
-        t.write(&["/p".into()], true);
-        t.call("5", key("/p/a.rs"));
-        assert_eq!(t.result("5", 100, false), None, "a shell command may have changed the tree");
-        t.reset();
+        assert_eq!(t.result("3", "fn a() {}\n\n", 100, false), None, "a trailing blank line is a change");
+        t.call("4", key("/p/log.txt"));
+        assert_eq!(t.result("4", "line 1\n", 10, false), None);
+        t.call("5", key("/p/log.txt"));
+        assert_eq!(t.result("5", "line 1\nline 2\n", 10, false), None, "a growing log is no repeat");
         t.call("6", key("/p/a.rs"));
-        assert_eq!(t.result("6", 100, false), None, "new context window");
-        t.call("7", ReadKey { path: "/p/a.rs".into(), range: "1:50".into() });
-        assert_eq!(t.result("7", 50, false), None, "another range is another read");
-        t.call("8", key("/p/a.rs"));
-        assert_eq!(t.result("8", 1, true), None, "errors are not reads");
+        assert!(t.result("6", "fn a() {}\n\n", 100, false).is_some(), "whatever ran in between");
+        t.reset();
+        t.call("7", key("/p/a.rs"));
+        assert_eq!(t.result("7", "fn a() {}\n\n", 100, false), None, "new context window");
+        t.call("8", ReadKey { path: "/p/a.rs".into(), range: "1:50".into() });
+        assert_eq!(t.result("8", "fn a() {}\n\n", 50, false), None, "another range is another read");
+        t.call("9", key("/p/a.rs"));
+        assert_eq!(t.result("9", "fn a() {}\n\n", 1, true), None, "errors are not reads");
     }
 }

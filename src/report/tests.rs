@@ -195,11 +195,13 @@ fn repeated_reads_count_once_per_unchanged_reread_and_reset_on_compaction() {
             r#"{{"type":"assistant","timestamp":"2026-02-01T10:00:00Z","cwd":"/p","message":{{"id":"m{id}","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"tool_use","id":"{id}","name":"Read","input":{{"file_path":"{p}"}}}}],"usage":{{"input_tokens":10,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}}}}}"#
         )
     };
-    let result = |id: &str| {
+    let result_of = |id: &str, body: &str| {
         format!(
             r#"{{"type":"user","timestamp":"2026-02-01T10:00:01Z","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"{body}"}}]}}}}"#
         )
     };
+    let result = |id: &str| result_of(id, &body);
+    let edited = "z".repeat(800);
     let edit = r#"{"type":"assistant","timestamp":"2026-02-01T10:00:02Z","message":{"id":"me","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"e1","name":"Edit","input":{"file_path":"/p/a.rs","old_string":"a","new_string":"b"}}]}}"#;
     let compact = r#"{"type":"system","subtype":"compact_boundary","timestamp":"2026-02-01T10:00:03Z"}"#;
     let lines = [
@@ -209,7 +211,7 @@ fn repeated_reads_count_once_per_unchanged_reread_and_reset_on_compaction() {
         result("2"),
         edit.to_string(),
         read("3", "/p/a.rs"),
-        result("3"),
+        result_of("3", &edited),
         read("4", "/p/b.rs"),
         result("4"),
         compact.to_string(),

@@ -141,3 +141,36 @@ fn the_rereads_replay_notes_as_unchanged_are_exactly_the_byte_identical_ones() {
     assert!(report["total"]["requests"].as_u64().unwrap() > report["total"]["tool_calls"].as_u64().unwrap());
     assert!(report["total"]["fixed"].as_u64().unwrap() > 0);
 }
+
+/// `refrain report` judges a re-read as the hook does, by the text the tool returned: on the same
+/// sessions, the re-reads it counts as unchanged are exactly the byte-identical ones counted here
+/// (a subagent's edit, a growing file or a write to another file in between change nothing).
+#[test]
+fn the_rereads_report_counts_as_unchanged_are_exactly_the_byte_identical_ones() {
+    let history = tempfile::tempdir().unwrap();
+    let dir = history.path().join("projects/-corpus");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut identical = 0;
+    for name in SESSIONS {
+        let lines = lines(&corpus(name));
+        identical += rereads(&lines).iter().filter(|r| r.identical).count();
+        let text: Vec<String> = lines.iter().map(|l| l.as_ref().map(Value::to_string).unwrap_or_default()).collect();
+        let file = Path::new(name).file_name().unwrap().to_string_lossy().trim_end_matches(".zst").to_string();
+        std::fs::write(dir.join(file), text.join("\n")).unwrap();
+    }
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(refrain_bin())
+        .args(["report", "--json", "--no-stores", "--claude-dir"])
+        .arg(history.path())
+        .arg("--codex-home")
+        .arg(home.path().join("none"))
+        .env("REFRAIN_HOME", home.path())
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let counted = report["totals"]["waste"]["repeated_reads"].as_u64().unwrap();
+    assert!(identical >= 3, "the sessions hold byte-identical re-reads to find: {identical}");
+    assert_eq!(counted, identical as u64, "report: {}", report["repeated_files"]);
+}

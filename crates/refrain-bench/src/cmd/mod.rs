@@ -130,7 +130,7 @@ pub fn run(global: &GlobalArgs, scenario: Scenario) -> anyhow::Result<ExitCode> 
             Ok(ExitCode::SUCCESS)
         }
         Scenario::Replay(a) => {
-            crate::replay::run(global, &a)?;
+            crate::replay::run(config(global)?, models(global)?, &a)?;
             Ok(ExitCode::SUCCESS)
         }
         Scenario::Dedup { paths, json } => {

@@ -106,11 +106,10 @@ pub fn default_corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sessions")
 }
 
-/// Runs the replay and prints the table (or the JSON).
-pub fn run(global: &crate::cmd::GlobalArgs, args: &Args) -> anyhow::Result<Report> {
+/// Runs the replay with the configuration and model directory the real binary would use, and
+/// prints the table (or the JSON).
+pub fn run(config: refrain::config::Config, models: PathBuf, args: &Args) -> anyhow::Result<Report> {
     let roots = if args.paths.is_empty() { vec![default_corpus()] } else { args.paths.clone() };
-    let config = crate::cmd::config(global)?;
-    let models = crate::cmd::models(global)?;
     let mut groups: BTreeMap<PathBuf, Vec<(String, PathBuf)>> = BTreeMap::new();
     for root in &roots {
         let mut files = Vec::new();
