@@ -85,7 +85,7 @@ pub async fn respond(
             }
             let found = caller.call(calls::PLAN_LOOKUP, calls::plan_lookup(prompt, payload)).await?;
             let hit = calls::read_plan_hit(&found)?;
-            Some(answer::prompt_context(agent, &answer::plan_context(&hit)))
+            Some(answer::prompt_context(agent, &answer::plan_context(&hit, payload.cwd.as_deref())?))
         }
         Event::Stop => {
             if payload.stop_hook_active == Some(true) {
@@ -219,6 +219,7 @@ mod tests {
     fn plan_hit() -> Value {
         json!({"status": "hit", "hit": {"plan_id": "p1", "score": 0.9,
             "steps": [{"tool": "mcp__everything__echo", "inputs": {"message": "hello"}, "side_effect": false}],
+            "counters": {"hits": 0, "successes": 1, "failures": 0, "failure_streak": 0, "own_successes": 1},
             "provenance": {"source": "trace", "task": "Please echo hi using the MCP tool"}}})
     }
 
@@ -235,8 +236,8 @@ mod tests {
             let out = out.unwrap();
             assert_eq!(out["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
             let ctx = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
-            assert!(ctx.contains("1. mcp__everything__echo {\"message\":\"hello\"}"), "{ctx}");
-            assert!(ctx.contains("plan_feedback with plan_id \"p1\"") && ctx.contains("Please echo hi"), "{ctx}");
+            assert!(ctx.contains("1. mcp__everything__echo message=hello"), "{ctx}");
+            assert!(ctx.contains("plan_feedback plan_id \"p1\""), "{ctx}");
             let (miss, _) =
                 run(agent, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, json!({"status": "miss"}))]);
             assert_eq!(miss, None);

@@ -1,7 +1,7 @@
 //! `plan_lookup`: a validated, slot-filled plan for a task of a kind seen before, or why not.
 
 use super::{Refrain, fail, internal, reply};
-use crate::plan::{service, validate::RuntimeCaps};
+use crate::plan::{frame, service, validate::RuntimeCaps};
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{ErrorData, model::CallToolResult, tool, tool_router};
@@ -87,19 +87,27 @@ impl Refrain {
             Err(e) if e.is_caller_fixable() => return fail(e.to_string()),
             Err(e) => return Err(internal(e.to_string())),
         };
+        let root = self.app.project.root.to_string_lossy();
         let text = match (&lookup.hit, &lookup.suggestion) {
-            (Some(h), _) => format!(
-                "hit: plan {} ({} steps, {} score {:.2}) stored for {:?}",
-                h.plan_id,
-                h.steps.len(),
-                h.method,
-                h.score,
-                h.provenance.task
-            ),
+            (Some(h), _) => {
+                let about = frame::About {
+                    provenance: &h.provenance,
+                    stored_at: h.stored_at,
+                    own: (h.counters.own_successes, h.counters.own_failures),
+                    root: Some(&root),
+                };
+                format!(
+                    "hit: plan {} ({} score {:.2})\n{}",
+                    h.plan_id,
+                    h.method,
+                    h.score,
+                    frame::render(about, &h.steps).text
+                )
+            }
             (None, Some(s)) => format!(
-                "miss: {} (not a hit, only near: {:?}, score {:.2}; if that is your kind of task, call plan_lookup again with plan_id {:?})",
+                "miss: {} (not a hit, only near: \"{}\", score {:.2}; if that is your kind of task, call plan_lookup again with plan_id {:?})",
                 lookup.reason.as_deref().unwrap_or("no plan"),
-                s.task,
+                frame::clean(&s.task, 120).replace('"', "'"),
                 s.score,
                 s.plan_id
             ),
