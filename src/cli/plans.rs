@@ -1,4 +1,4 @@
-//! `refrain plans list|show|evict|export|import|publish`: the plan library by hand, JSON lines for
+//! `refrain plans list|show|feedback|evict|export|import|publish`: the plan library by hand, JSON lines for
 //! sharing. Always goes through the MCP tools over `Link`, so it works whether or not a server
 //! already owns the project's store.
 
@@ -68,6 +68,15 @@ enum PlansCommand {
         #[arg(long, conflicts_with = "ids")]
         all: bool,
     },
+    /// Report how a plan went for you: a success lets the prompt hook offer it to your agents
+    /// (a hook serves only plans you have seen work and that hold no risky step).
+    Feedback {
+        /// The plan id (see `refrain plans list`).
+        id: String,
+        /// `success`, `failure`, or `release` (serve a quarantined plan again).
+        #[arg(value_parser = ["success", "failure", "release"])]
+        outcome: String,
+    },
     /// Store plans from JSON lines (as written by export); keys are recomputed.
     Import {
         /// The file (`-` for stdin).
@@ -110,7 +119,7 @@ async fn command(
                 let c = &p["counters"];
                 writeln!(
                     out,
-                    "{}  {}  {:<10} {:<12} hits={} ok={} failed={}{}  {}",
+                    "{}  {}  {:<10} {:<12} hits={} ok={} failed={} mine={}/{} from={}{}  {}",
                     term::field(p["id"].as_str().unwrap_or_default()),
                     term::field(p["key"]["bucket"].as_str().unwrap_or_default()),
                     term::field(p["key"]["action"].as_str().unwrap_or_default()),
@@ -118,10 +127,26 @@ async fn command(
                     c["hits"],
                     c["successes"],
                     c["failures"],
+                    c["own_successes"].as_u64().unwrap_or(0),
+                    c["own_failures"].as_u64().unwrap_or(0),
+                    from(&p["provenance"]),
                     if p["quarantined"].is_null() { "" } else { " QUARANTINED" },
-                    term::field(p["provenance"]["task"].as_str().unwrap_or_default())
+                    term::field(&crate::plan::frame::clean(p["provenance"]["task"].as_str().unwrap_or_default(), 200))
                 )?;
             }
+        }
+        PlansCommand::Feedback { id, outcome } => {
+            let v = call(link, "plan_feedback", json!({"plan_id": id, "outcome": outcome})).await?;
+            let c = &v["counters"];
+            writeln!(
+                out,
+                "plan {}: your reports {} worked, {} failed (all reports: {} worked, {} failed)",
+                crate::plan::frame::clean(&id, 64),
+                c["own_successes"],
+                c["own_failures"],
+                c["successes"],
+                c["failures"]
+            )?;
         }
         PlansCommand::Show { id } => {
             let v = call(link, "plan_list", json!({"plan_id": id})).await?;
@@ -185,6 +210,14 @@ async fn command(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Who stored a plan and how, for a listing: `team:<publisher>`, else `<source>:<user@host>`.
+fn from(provenance: &Value) -> String {
+    match serde_json::from_value::<crate::plan::template::Provenance>(provenance.clone()) {
+        Ok(p) => crate::plan::frame::clean(&format!("{}:{}", p.kind(), p.author()).replace(' ', "_"), 80),
+        Err(_) => "unknown".into(),
+    }
 }
 
 /// `refrain plans publish`: the plans as stored here, straight to the team database.

@@ -154,10 +154,8 @@ pub struct PlanHit {
     pub score: Option<f64>,
     /// Where the plan came from.
     pub provenance: Option<Value>,
-    /// Successes reported for the plan before this hit.
-    pub successes: u64,
-    /// Failures reported for the plan before this hit.
-    pub failures: u64,
+    /// Successes this user reported for the plan before this hit.
+    pub own_successes: u64,
 }
 
 /// Reads a `plan_lookup` answer (`{status, hit: {plan_id, score, steps, provenance}}`); None on a miss.
@@ -172,8 +170,7 @@ pub fn read_plan_hit(out: &Value) -> Option<PlanHit> {
         plan: hit.clone(),
         score: hit.get("score").and_then(Value::as_f64),
         provenance: hit.get("provenance").cloned(),
-        successes: hit.pointer("/counters/successes").and_then(Value::as_u64).unwrap_or(0),
-        failures: hit.pointer("/counters/failures").and_then(Value::as_u64).unwrap_or(0),
+        own_successes: hit.pointer("/counters/own_successes").and_then(Value::as_u64).unwrap_or(0),
     })
 }
 

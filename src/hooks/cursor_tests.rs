@@ -74,7 +74,9 @@ impl Run {
 }
 
 fn hit() -> Value {
-    json!({"status": "hit", "hit": {"plan_id": "p9", "score": 0.93, "steps": [{"tool": "Read", "inputs": {"file_path": "notes.txt"}}]}})
+    json!({"status": "hit", "hit": {"plan_id": "p9", "score": 0.93, "steps": [{"tool": "Read", "inputs": {"file_path": "notes.txt"}}],
+        "counters": {"hits": 0, "successes": 1, "failures": 0, "failure_streak": 0, "own_successes": 1},
+        "provenance": {"source": "trace", "task": "Fix the typo in notes.txt"}}})
 }
 
 #[test]
@@ -86,7 +88,7 @@ fn before_submit_prompt_hands_the_plan_to_the_model_as_additional_context() {
     let out = out.unwrap();
     assert_eq!(out["continue"], true);
     let ctx = out["additional_context"].as_str().unwrap();
-    assert!(ctx.contains("plan_feedback with plan_id \"p9\""), "{ctx}");
+    assert!(ctx.contains("plan_feedback plan_id \"p9\""), "{ctx}");
     assert!(out.get("hookSpecificOutput").is_none(), "Cursor would show Claude Code's shape to the user: {out}");
     let (miss, _) = r.hook(Agent::Cursor, "beforeSubmitPrompt", "beforeSubmitPrompt.json", vec![]);
     assert_eq!(miss, None);

@@ -91,11 +91,16 @@ pub async fn respond(
                 (None, Some(f)) => calls::read_suggestions(f, ctx.config.suggest_floor),
                 _ => Vec::new(),
             };
-            // A plan nobody has reported to work is named, not handed over step by step.
-            let shown = |h: &calls::PlanHit| {
-                if h.successes > 0 { answer::plan_context(h) } else { answer::unconfirmed_context(h) }
+            // A plan this user saw work is handed over framed; one they have not is named in a
+            // line; one with a risky step is neither (plan_lookup shows it when asked).
+            let root = payload.cwd.as_deref();
+            let shown =
+                |h: &calls::PlanHit| answer::plan_context(h, root).or_else(|| answer::unconfirmed_context(h, root));
+            let text = match &hit {
+                Some(h) if h.own_successes > 0 => answer::plan_context(h, root),
+                Some(h) => shown(h),
+                None => answer::suggestion_context(&near),
             };
-            let text = hit.as_ref().map(shown).or_else(|| answer::suggestion_context(&near));
             // The ledger: a request follows, carrying what this hook added (if anything).
             let subject = hit
                 .as_ref()
@@ -246,18 +251,18 @@ mod tests {
     fn plan_hit() -> Value {
         json!({"status": "hit", "hit": {"plan_id": "p1", "score": 0.9,
             "steps": [{"tool": "mcp__everything__echo", "inputs": {"message": "hello"}, "side_effect": false}],
-            "provenance": {"source": "trace", "task": "Please echo hi using the MCP tool"},
-            "counters": {"hits": 3, "successes": 1, "failures": 0}}})
+            "counters": {"hits": 0, "successes": 1, "failures": 0, "failure_streak": 0, "own_successes": 1},
+            "provenance": {"source": "trace", "task": "Please echo hi using the MCP tool"}}})
     }
 
     #[test]
     fn a_plan_no_one_reported_to_work_is_named_not_handed_over() {
         let p = fixture("claude-UserPromptSubmit-1795311204932778601.json");
         let mut unproven = plan_hit();
-        unproven["hit"]["counters"]["successes"] = json!(0);
+        unproven["hit"]["counters"]["own_successes"] = json!(0);
         let (out, _) = run(Agent::Claude, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, unproven)]);
         let ctx = out.unwrap()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();
-        assert!(ctx.contains("no one has reported it to work yet") && ctx.contains("plan_id \"p1\""), "{ctx}");
+        assert!(ctx.contains("you have not reported it to work yet") && ctx.contains("plan_id \"p1\""), "{ctx}");
         assert!(!ctx.contains("mcp__everything__echo"), "its steps are not handed over: {ctx}");
     }
 
@@ -301,8 +306,8 @@ mod tests {
             let out = out.unwrap();
             assert_eq!(out["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
             let ctx = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
-            assert!(ctx.contains("1. mcp__everything__echo {\"message\":\"hello\"}"), "{ctx}");
-            assert!(ctx.contains("plan_feedback with plan_id \"p1\"") && ctx.contains("Please echo hi"), "{ctx}");
+            assert!(ctx.contains("1. mcp__everything__echo message=hello"), "{ctx}");
+            assert!(ctx.contains("plan_feedback plan_id \"p1\""), "{ctx}");
             let (miss, _) =
                 run(agent, Event::UserPromptSubmit, &p, vec![(calls::PLAN_LOOKUP, json!({"status": "miss"}))]);
             assert_eq!(miss, None);

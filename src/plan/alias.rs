@@ -115,6 +115,7 @@ pub fn serve(
     Ok(Some(Hit {
         plan_id: rec.plan.id,
         score: 1.0,
+        stored_at: rec.plan.stored_at,
         method: "alias".into(),
         steps: filled.steps,
         values: filled.values,

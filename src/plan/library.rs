@@ -277,6 +277,11 @@ pub fn feedback(
     let rec = update(store, id, |rec| {
         let c = &mut rec.plan.counters;
         match outcome {
+            Outcome::Success => c.own_successes += 1,
+            Outcome::Failure => c.own_failures += 1,
+            Outcome::Release => {}
+        }
+        match outcome {
             Outcome::Success if policy.accepted => {
                 c.successes += 1;
                 c.failure_streak = 0;

@@ -515,6 +515,7 @@ fn serve(
         outputs: rec.plan.template.outputs.iter().map(|o| o.name.clone()).collect(),
         versions: rec.plan.versions,
         provenance: rec.plan.provenance,
+        stored_at: rec.plan.stored_at,
         counters,
     }))
 }

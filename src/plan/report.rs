@@ -60,6 +60,8 @@ pub struct Hit {
     pub versions: Versions,
     /// Provenance.
     pub provenance: Provenance,
+    /// When the plan was stored (unix seconds).
+    pub stored_at: u64,
     /// Counters before this hit.
     pub counters: Counters,
 }

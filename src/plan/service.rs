@@ -11,7 +11,7 @@ use super::key::IntentKey;
 use super::library::{self, Record, SCOPE};
 use super::mask;
 use super::normalise::Normalised;
-use super::template::{Counters, PlanTemplate, Provenance, StoredPlan, Versions, now, plan_id};
+use super::template::{Counters, PlanTemplate, Provenance, StoredPlan, Versions, local_author, now, plan_id};
 use super::validate::check_template;
 use super::{Error, NORMALISER_VERSION, canon};
 use crate::app::App;
@@ -136,7 +136,7 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
         versions: Versions { plan: template.version.clone(), normaliser: NORMALISER_VERSION, extractor },
         template,
         skeleton: n.skeleton,
-        provenance: Provenance { source, task: req.task, confidence },
+        provenance: Provenance { source, task: req.task, confidence, by: local_author(), team: None },
         stored_at: now(),
         last_hit_at: None,
         counters: Counters::default(),

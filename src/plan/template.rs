@@ -160,6 +160,57 @@ pub struct Provenance {
     /// The extractor's confidence (traces only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f32>,
+    /// Who stored it on which machine (`user@host`); absent in plans stored by older builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// Set when the plan came from the team library: who published it, as the database knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<TeamOrigin>,
+}
+
+/// A team plan's publisher, read from the team database (never from the plan's own JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TeamOrigin {
+    /// The database role that published it (the team table's `published_by`, `current_user` at
+    /// publish).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<String>,
+    /// When it was published (unix seconds), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published_at: Option<u64>,
+}
+
+impl Provenance {
+    /// The kind of session the plan came from: `team` for team plans, else its `source`.
+    pub fn kind(&self) -> &str {
+        if self.team.is_some() { "team" } else { &self.source }
+    }
+
+    /// Who stored it, as the agent is told: the team publisher, else the local user, else
+    /// "an unknown user".
+    pub fn author(&self) -> String {
+        match &self.team {
+            Some(t) => t.publisher.clone().unwrap_or_else(|| "an unknown team member".into()),
+            None => self.by.clone().unwrap_or_else(|| "an unknown user".into()),
+        }
+    }
+}
+
+/// This user and machine as `user@host`, from the environment (`USER`/`USERNAME`, `HOSTNAME`
+/// or /etc/hostname); None when neither is known.
+pub fn local_author() -> Option<String> {
+    let user = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).ok().filter(|u| !u.trim().is_empty());
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty());
+    match (user, host) {
+        (Some(u), Some(h)) => Some(format!("{u}@{h}")),
+        (Some(u), None) => Some(u),
+        (None, Some(h)) => Some(format!("a user on {h}")),
+        (None, None) => None,
+    }
 }
 
 /// Hits and outcomes of a stored plan.
@@ -171,6 +222,13 @@ pub struct Counters {
     pub successes: u64,
     /// Reported failures.
     pub failures: u64,
+    /// Successes this user reported itself (never the team's or others' counts); a hook serves
+    /// a plan only after one. Absent (0) in plans stored by older builds.
+    #[serde(default)]
+    pub own_successes: u64,
+    /// Failures this user reported itself.
+    #[serde(default)]
+    pub own_failures: u64,
     /// Failures since the last success (drives demotion and quarantine).
     pub failure_streak: u32,
     /// How much higher than the calibrated threshold this plan's verifier score must be, raised
@@ -291,7 +349,13 @@ impl StoredPlan {
             template,
             skeleton: vec![],
             versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
-            provenance: Provenance { source: "template".into(), task: task.into(), confidence: None },
+            provenance: Provenance {
+                source: "template".into(),
+                task: task.into(),
+                confidence: None,
+                by: None,
+                team: None,
+            },
             stored_at: 0,
             last_hit_at: None,
             counters: Counters::default(),
@@ -316,6 +380,19 @@ mod tests {
     #[case(Transform::Stem, "src/cli/mod.rs", "mod")]
     fn transforms(#[case] t: Transform, #[case] input: &str, #[case] want: &str) {
         assert_eq!(t.apply(input), want);
+    }
+
+    #[test]
+    fn plans_stored_by_older_builds_load_with_no_author_and_no_own_reports() {
+        let old = serde_json::json!({"id": "a", "key": {"bucket": "b", "action": "fix", "kind": "file"},
+            "template": {"steps": [{"tool": "Bash", "inputs": {"command": "cargo test"}}]},
+            "skeleton": [], "versions": {"plan": "1", "normaliser": 1, "extractor": 1},
+            "provenance": {"source": "trace", "task": "fix the typo"}, "stored_at": 5, "last_hit_at": null,
+            "counters": {"hits": 3, "successes": 2, "failures": 1, "failure_streak": 0}, "quarantined": null});
+        let p: StoredPlan = serde_json::from_value(old).unwrap();
+        assert_eq!((&p.provenance.by, &p.provenance.team), (&None, &None));
+        assert_eq!((p.counters.successes, p.counters.own_successes, p.counters.own_failures), (2, 0, 0));
+        assert_eq!(p.provenance.author(), "an unknown user");
     }
 
     #[test]

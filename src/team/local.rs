@@ -82,8 +82,10 @@ pub async fn apply(app: &App, page: Vec<SharedPlan>) -> Result<Applied, Error> {
             let c = &mut rec.plan.counters;
             let changed = (c.successes, c.failures, c.failure_streak)
                 != (plan.counters.successes, plan.counters.failures, plan.counters.failure_streak)
-                || rec.plan.quarantined != plan.quarantined;
+                || rec.plan.quarantined != plan.quarantined
+                || rec.plan.provenance.team != plan.provenance.team;
             if changed {
+                rec.plan.provenance.team = plan.provenance.team;
                 c.successes = plan.counters.successes;
                 c.failures = plan.counters.failures;
                 c.failure_streak = plan.counters.failure_streak;

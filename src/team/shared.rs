@@ -7,7 +7,7 @@
 
 use super::Error;
 use crate::plan::library::Outcome;
-use crate::plan::template::StoredPlan;
+use crate::plan::template::{StoredPlan, TeamOrigin};
 use tokio_postgres::GenericClient;
 
 /// A plan as the team library holds it, with the revision of its last change.
@@ -208,7 +208,8 @@ pub struct Changes {
 pub async fn changes(client: &impl GenericClient, project: &str, after: i64, limit: i64) -> Result<Changes, Error> {
     let rows = client
         .query(
-            "SELECT rev, plan, successes, failures, failure_streak, quarantined FROM refrain_plans \
+            "SELECT rev, plan, successes, failures, failure_streak, quarantined, published_by, \
+             extract(epoch from published_at)::bigint FROM refrain_plans \
              WHERE project = $1 AND rev > $2 ORDER BY rev LIMIT $3",
             &[&project, &after, &limit],
         )
@@ -230,6 +231,12 @@ pub async fn changes(client: &impl GenericClient, project: &str, after: i64, lim
         plan.counters.failures = row.get::<_, i64>(3).max(0) as u64;
         plan.counters.failure_streak = row.get::<_, i32>(4).max(0) as u32;
         plan.quarantined = row.get(5);
+        // Who published it is the database's word (`published_by`, the role the publisher connected as), never
+        // what the plan's own JSON says.
+        plan.provenance.team = Some(TeamOrigin {
+            publisher: row.get(6),
+            published_at: row.get::<_, Option<i64>>(7).map(|t| t.max(0) as u64),
+        });
         out.plans.push(SharedPlan { rev, plan });
     }
     Ok(out)

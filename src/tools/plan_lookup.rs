@@ -4,7 +4,7 @@ use super::{Refrain, fail, internal, reply};
 use crate::ledger;
 use crate::plan::report::{Hit, Suggestion};
 use crate::plan::template::{Counters, Provenance, Step};
-use crate::plan::{service, validate::RuntimeCaps};
+use crate::plan::{frame, service, validate::RuntimeCaps};
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{ErrorData, model::CallToolResult, tool, tool_router};
@@ -54,6 +54,8 @@ pub struct HitOut {
     pub plan_id: String,
     /// The verifier's score (1 for the same wording).
     pub score: f32,
+    /// When the plan was stored (unix seconds).
+    pub stored_at: u64,
     /// How it was verified: `exact` (the same wording), `cross_encoder`, `cosine` or `llm`.
     pub method: String,
     /// The steps, with this task's values filled in.
@@ -71,6 +73,7 @@ impl From<&Hit> for HitOut {
         HitOut {
             plan_id: h.plan_id.clone(),
             score: h.score,
+            stored_at: h.stored_at,
             method: h.method.clone(),
             steps: h.steps.clone(),
             values: h.values.clone(),
@@ -139,15 +142,23 @@ impl Refrain {
             Err(e) if e.is_caller_fixable() => return fail(e.to_string()),
             Err(e) => return Err(internal(e.to_string())),
         };
+        let root = self.app.project.root.to_string_lossy();
         let text = match (&lookup.hit, &lookup.suggestion) {
-            (Some(h), _) => format!(
-                "hit: plan {} ({} steps, {} score {:.2}) stored for {:?}",
-                h.plan_id,
-                h.steps.len(),
-                h.method,
-                h.score,
-                h.provenance.task
-            ),
+            (Some(h), _) => {
+                let about = frame::About {
+                    provenance: &h.provenance,
+                    stored_at: h.stored_at,
+                    own: (h.counters.own_successes, h.counters.own_failures),
+                    root: Some(&root),
+                };
+                format!(
+                    "hit: plan {} ({} score {:.2})\n{}",
+                    h.plan_id,
+                    h.method,
+                    h.score,
+                    frame::render(about, &h.steps).text
+                )
+            }
             (None, Some(_)) => suggestions_text(&lookup.suggestions),
             (None, None) => format!("miss: {}", lookup.reason.as_deref().unwrap_or("no plan")),
         };
@@ -221,7 +232,7 @@ fn suggestions_text(suggestions: &[Suggestion]) -> String {
         let differs = s.differs.phrase();
         let differs = if differs.is_empty() { String::new() } else { format!(" (values {differs})") };
         let id: String = s.plan_id.chars().take(crate::plan::library::SHORT_ID).collect();
-        out.push_str(&format!("\n- {id} {:?}{differs}", s.task));
+        out.push_str(&format!("\n- {id} \"{}\"{differs}", frame::clean(&s.task, 120).replace('"', "'")));
     }
     out
 }

@@ -71,7 +71,7 @@ fn plan(i: usize) -> StoredPlan {
         versions: Versions { plan: "1".into(), normaliser: refrain::plan::NORMALISER_VERSION, extractor: None },
         template,
         skeleton: norm.skeleton,
-        provenance: Provenance { source: "template".into(), task, confidence: None },
+        provenance: Provenance { source: "template".into(), task, confidence: None, by: None, team: None },
         stored_at: 0,
         last_hit_at: None,
         counters: Counters::default(),

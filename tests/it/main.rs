@@ -19,6 +19,7 @@ mod modules;
 mod paths;
 mod plan;
 mod plan_accept;
+mod plan_frame;
 mod plan_match;
 mod plan_own;
 mod prompt;

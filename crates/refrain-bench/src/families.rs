@@ -1143,7 +1143,7 @@ mod offline {
                     template,
                     skeleton: vec![],
                     versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
-                    provenance: Provenance { source: "template".into(), task, confidence: None },
+                    provenance: Provenance { source: "template".into(), task, confidence: None, by: None, team: None },
                     stored_at: 0,
                     last_hit_at: None,
                     counters: Counters::default(),

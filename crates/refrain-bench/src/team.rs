@@ -58,7 +58,7 @@ fn plan(i: usize) -> StoredPlan {
         },
         template,
         skeleton: n.skeleton,
-        provenance: Provenance { source: "bench".into(), task, confidence: None },
+        provenance: Provenance { source: "bench".into(), task, confidence: None, by: None, team: None },
         stored_at: 0,
         last_hit_at: None,
         counters: Counters::default(),

@@ -101,6 +101,8 @@ fn claude_code_sessions_reach_refrain_store_a_plan_and_get_it_back() {
     let script = json!({"steps": [
         {"name": "mcp__refrain__plan_feedback", "input": {"plan_id": plan_id, "outcome": "success"}},
     ], "final": "Done."});
+    // A hook offers only plans this user has seen work: report the first session's success.
+    assert!(s.refrain(&["plans", "feedback", &plan_id, "success"]).contains("your reports 1 worked"));
     let mock2 = Mock::start(Api::Anthropic, &tmp.path().join("s2"), &script);
     let (_, took) = session(&s, &mock2, "Please fix the typo in notes.txt");
     eprintln!("claude session 2: {} ms", took.as_millis());
@@ -287,7 +289,7 @@ fn claude_code_takes_a_suggested_plan_and_its_wording_becomes_a_hit() {
     let m2 = Mock::start(Api::Anthropic, &tmp.path().join("s2"), &script);
     session(&s, &m2, reworded);
     assert!(m2.saw("near stored plans") && m2.saw(&plan_id[..8]), "the suggestion did not reach the model");
-    assert!(!m2.saw("plan_feedback with plan_id"), "a suggestion is not a plan handed over as a hit");
+    assert!(!m2.saw("report how it went"), "a suggestion is not a plan handed over as a hit");
     let taken = &results_of(&m2.calls(Api::Anthropic), "mcp__refrain__plan_lookup")[0];
     assert_eq!(taken["status"], "accepted", "{taken}");
 
@@ -296,7 +298,7 @@ fn claude_code_takes_a_suggested_plan_and_its_wording_becomes_a_hit() {
     ], "final": "Done."});
     let m3 = Mock::start(Api::Anthropic, &tmp.path().join("s3"), &script);
     session(&s, &m3, reworded);
-    assert!(m3.saw("plan_feedback with plan_id") && m3.saw(&plan_id), "the plan was not handed over as a hit");
+    assert!(m3.saw("report how it went") && m3.saw(&plan_id), "the plan was not handed over as a hit");
     let fb = &results_of(&m3.calls(Api::Anthropic), "mcp__refrain__plan_feedback")[0];
     assert_eq!((&fb["counters"]["hits"], &fb["counters"]["successes"]), (&json!(1), &json!(2)), "{fb}");
     assert_eq!(s.plans().len(), 1, "the hit is the first plan's, through its alias, not a plan stored since");

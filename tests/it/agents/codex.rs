@@ -125,6 +125,8 @@ fn codex_sessions_reach_refrain_store_a_plan_and_get_it_back() {
     let script = json!({"steps": [
         {"name": "mcp__refrain__plan_feedback", "arguments": {"plan_id": plan_id, "outcome": "success"}},
     ], "final": "Done."});
+    // A hook offers only plans this user has seen work: report the first session's success.
+    assert!(s.refrain(&["plans", "feedback", &plan_id, "success"]).contains("your reports 1 worked"));
     let mock2 = Mock::start(Api::Responses, &tmp.path().join("s2"), &script);
     repoint(&s, mock2.port);
     let (_, took) = session(&s, &mock2, "Please fix the typo in notes.txt");

@@ -185,11 +185,12 @@ pub fn json_in(text: &str) -> Value {
 }
 
 /// A second session's checks: the stored plan reached the model as context (with the line asking
-/// for plan_feedback), and the feedback the model sent was counted.
+/// for plan_feedback), and the feedback the model sent was counted (after one success reported
+/// by hand, without which no hook offers a plan).
 pub fn assert_plan_handed_back(mock: &mock::Mock, api: mock::Api, plan_id: &str) {
     let conversation = api.conversation();
     assert!(
-        mock.saw("plan_feedback with plan_id") && mock.saw(plan_id),
+        mock.saw("plan_feedback plan_id") && mock.saw(plan_id),
         "the stored plan did not reach the model as context; requests: {:#?}",
         mock.requests().iter().map(|r| r[conversation].clone()).collect::<Vec<_>>()
     );
@@ -197,8 +198,9 @@ pub fn assert_plan_handed_back(mock: &mock::Mock, api: mock::Api, plan_id: &str)
     let feedback = calls.iter().find(|c| c["name"].as_str().is_some_and(|n| n.ends_with("plan_feedback")));
     let text = feedback.and_then(|c| c["result"].as_str()).unwrap_or_default();
     let succeeded = match text.find('{') {
-        Some(_) => json_in(text)["counters"]["successes"] == 1,
-        None => text.contains(": 1 successes"),
+        // The second success: the first was reported by hand so that the hook would offer it.
+        Some(_) => json_in(text)["counters"]["own_successes"] == 2,
+        None => text.contains(": 2 successes"),
     };
     assert!(succeeded, "plan_feedback was not counted: {feedback:?}");
 }

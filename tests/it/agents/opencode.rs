@@ -156,6 +156,8 @@ fn opencode_sessions_reach_refrain_dedup_a_read_store_a_plan_and_get_it_back() {
     let script = json!({"steps": [
         {"name": "refrain_plan_feedback", "arguments": {"plan_id": plan_id, "outcome": "success"}},
     ], "final": "Done."});
+    // A hook offers only plans this user has seen work: report the first session's success.
+    assert!(s.refrain(&["plans", "feedback", &plan_id, "success"]).contains("your reports 1 worked"));
     let mock2 = Mock::start(Api::Chat, &tmp.path().join("s2"), &script);
     repoint(&s, mock2.port);
     let server = Server::start(&s, &mock2.log.join("serve"));

@@ -4,6 +4,7 @@
 //! counted and a quarantine reaches everyone; the server down, killed and restarted, or never
 //! reachable loses nothing and never stops local lookups.
 
+mod frame;
 mod pg;
 mod rules;
 mod search;
