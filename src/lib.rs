@@ -12,13 +12,14 @@
 //!   thresholds), `config`, `project`, `budget` (the per-request time and memory budget),
 //!   `tokens` (the one tokenizer every count of what refrain adds and removes uses), `ledger`
 //!   (each intervention's tokens removed and added, and the tool list's cost per request),
-//!   `term` (text made safe for a terminal).
+//!   `term` (text made safe for a terminal), `days` (the UTC date of a time).
 
 pub mod app;
 pub mod budget;
 pub mod cli;
 pub mod config;
 pub mod confine;
+pub mod days;
 pub mod embed;
 pub mod hooks;
 pub mod index;

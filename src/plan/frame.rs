@@ -41,7 +41,7 @@ pub fn render(about: About<'_>, steps: &[Step]) -> Framed {
     let p = about.provenance;
     let when = match p.team.as_ref().and_then(|t| t.published_at).unwrap_or(about.stored_at) {
         0 => String::new(),
-        t => format!(" on {}", crate::report::file::day_of(t as i64 * 1000)),
+        t => format!(" on {}", crate::days::of_ms(t as i64 * 1000)),
     };
     let mut text = format!(
         "[refrain] A plan stored from an earlier {} session in this project{when} by {} ({}); \
