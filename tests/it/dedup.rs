@@ -8,31 +8,14 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// Runs `refrain hook claude PostToolUse` with `payload`; returns what replaced the output (the
 /// note) if anything, and the time the hook took.
 fn hook(home: &Path, project: &Path, payload: &Value) -> (Option<String>, Duration) {
-    let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_refrain"))
-        .args(["hook", "claude", "PostToolUse"])
-        .current_dir(project)
-        .env("REFRAIN_HOME", home)
-        .env("REFRAIN__MODEL__ENABLED", "false")
-        .env_remove("REFRAIN_PROJECT")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(payload.to_string().as_bytes());
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "the hook failed: {}", String::from_utf8_lossy(&out.stderr));
-    let took = started.elapsed();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (stdout, took) = crate::hook::hook(home, project, "claude", "PostToolUse", payload.to_string().as_bytes());
     if stdout.trim().is_empty() {
         return (None, took);
     }

@@ -12,7 +12,7 @@ fn fixtures() -> PathBuf {
 }
 
 /// Runs a hook with `stdin`, returns (stdout, elapsed).
-fn hook(home: &Path, project: &Path, agent: &str, event: &str, stdin: &[u8]) -> (String, Duration) {
+pub fn hook(home: &Path, project: &Path, agent: &str, event: &str, stdin: &[u8]) -> (String, Duration) {
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_refrain"))
         .args(["hook", agent, event])

@@ -188,13 +188,7 @@ fn claude_code_subagents_get_files_they_never_saw_and_a_fixed_final_newline_gets
     let sub = mock.calls_in(Api::Anthropic, marker, true);
     let reads: Vec<&str> =
         sub.iter().filter(|c| c["name"] == "Read").map(|c| c["result"].as_str().unwrap_or("")).collect();
-    assert_eq!(reads.len(), 2, "the subagent did not read the guide twice: {sub:#?}");
-    assert!(
-        reads[0].contains("Step 30 of the release guide") && !reads[0].contains("[refrain]"),
-        "the subagent was told it had a file it never saw: {}",
-        reads[0]
-    );
-    assert!(reads[1].contains("[refrain]") && reads[1].contains("unchanged since your read"), "{}", reads[1]);
+    assert_subagent_shown_then_noted(&reads, &sub);
 }
 
 #[test]

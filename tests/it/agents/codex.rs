@@ -232,11 +232,5 @@ fn codex_subagents_get_files_they_never_saw_and_notes_from_their_own_rollout() {
     let sub = mock.calls_in(Api::Responses, marker, true);
     let texts: Vec<&str> =
         sub.iter().filter(|c| c["name"] == "exec_command").filter_map(|c| c["result"].as_str()).collect();
-    assert_eq!(texts.len(), 2, "the subagent did not run its two reads: {sub:#?}");
-    assert!(
-        texts[0].contains("Step 30 of the release guide") && !texts[0].contains("[refrain]"),
-        "the subagent was told it had a file it never saw: {}",
-        texts[0]
-    );
-    assert!(texts[1].contains("[refrain]") && texts[1].contains("unchanged since your read"), "{}", texts[1]);
+    assert_subagent_shown_then_noted(&texts, &sub);
 }

@@ -88,19 +88,9 @@ impl Mock {
     /// The tool calls of the longest conversation the model saw, each `{name, input, result}` with
     /// the result as text.
     pub fn calls(&self, api: Api) -> Vec<Value> {
-        let reqs = self.requests();
-        let key = api.conversation();
-        let longest = reqs.iter().max_by_key(|r| r[key].as_array().map_or(0, Vec::len)).cloned().unwrap_or_default();
-        let items = longest[key].as_array().cloned().unwrap_or_default();
-        match api {
-            Api::Anthropic => anthropic_calls(&items),
-            Api::Responses => responses_calls(&items),
-            Api::Gemini => gemini_calls(&items),
-            Api::Chat => chat_calls(&items),
-        }
+        self.longest_calls(api, |_| true)
     }
 
-    /// True when any request the model received contains `needle` anywhere in its body.
     /// The tool calls of the conversations whose first user message holds `marker` (`inside`),
     /// or does not: the longest such request's, taken apart. A subagent started with a marker
     /// in its prompt is its own conversation.
@@ -114,10 +104,16 @@ impl Mock {
                 _ => users.next().map(Value::to_string),
             }
         };
+        self.longest_calls(api, |r| first_user(r).is_some_and(|t| t.contains(marker) == inside))
+    }
+
+    /// The tool calls of the longest request `keep` accepts, taken apart.
+    fn longest_calls(&self, api: Api, keep: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let key = api.conversation();
         let longest = self
             .requests()
             .into_iter()
-            .filter(|r| first_user(r).is_some_and(|t| t.contains(marker) == inside))
+            .filter(|r| keep(r))
             .max_by_key(|r| r[key].as_array().map_or(0, Vec::len))
             .unwrap_or_default();
         let items = longest[key].as_array().cloned().unwrap_or_default();
@@ -129,6 +125,7 @@ impl Mock {
         }
     }
 
+    /// True when any request the model received contains `needle` anywhere in its body.
     pub fn saw(&self, needle: &str) -> bool {
         self.requests().iter().any(|r| r.to_string().contains(needle))
     }

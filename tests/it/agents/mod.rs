@@ -311,3 +311,15 @@ impl Overhead {
         assert!(most <= budget as i64, "{agent}: refrain adds {most} tokens to a request, over {budget}: {row}");
     }
 }
+
+/// A subagent's two reads of the guide its parent read: the first shows the file (its parent's
+/// read is not in its context), the second gets refrain's note from its own conversation.
+pub fn assert_subagent_shown_then_noted(texts: &[&str], sub: &[Value]) {
+    assert_eq!(texts.len(), 2, "the subagent did not run its two reads: {sub:#?}");
+    assert!(
+        texts[0].contains("Step 30 of the release guide") && !texts[0].contains("[refrain]"),
+        "the subagent was told it had a file it never saw: {}",
+        texts[0]
+    );
+    assert!(texts[1].contains("[refrain]") && texts[1].contains("unchanged since your read"), "{}", texts[1]);
+}
