@@ -100,7 +100,7 @@ pub fn unconfirmed_context(hit: &PlanHit, root: Option<&str>) -> Option<String> 
     Some(format!(
         "refrain: a stored plan for \"{}\" fits this task, but you have not reported it to work yet. To use it: \
          plan_lookup with this task and plan_id \"{id}\", check its steps, then plan_feedback plan_id \"{id}\".",
-        clip(&inert(&provenance.task), TASK_CHARS)
+        record(&provenance.task, TASK_CHARS)
     ))
 }
 
@@ -118,9 +118,9 @@ pub fn suggestion_context(near: &[NearPlan]) -> Option<String> {
         String::from("refrain: near stored plans, maybe unrelated; if one is your task, plan_lookup with its plan_id:");
     for n in near {
         let id: String = n.plan_id.chars().take(8).collect();
-        let task = clip(&inert(&n.task), TASK_CHARS);
+        let task = record(&n.task, TASK_CHARS);
         let differs =
-            if n.differs.is_empty() { String::new() } else { format!(" (values {})", clip(&inert(&n.differs), 60)) };
+            if n.differs.is_empty() { String::new() } else { format!(" (values {})", record(&n.differs, 60)) };
         let line = format!("\n- {id} \"{task}\"{differs}");
         if out.len() + line.len() > BLOCK_CHARS {
             break;
@@ -135,23 +135,11 @@ const TASK_CHARS: usize = 64;
 /// Longest suggestion block, in bytes: about 100 tokens of English and paths (a test counts).
 const BLOCK_CHARS: usize = 380;
 
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n - 1).collect::<String>()) }
-}
-
-/// Stored text made inert for a context block: one line, no angle brackets (tags), no code
-/// fences, no double quotes (the line's own delimiters).
-fn inert(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '<' => '‹',
-            '>' => '›',
-            '"' => '\'',
-            c if c.is_control() => ' ',
-            c => c,
-        })
-        .collect::<String>()
-        .replace("```", "\x27\x27\x27")
+/// Stored text for a one-line record in a context block: `plan::frame`'s quoted text (one line,
+/// tags, fences and role markers defused, at most `max` characters), with no angle bracket left
+/// at all.
+fn record(s: &str, max: usize) -> String {
+    frame::quoted(s, max.saturating_sub(1)).replace('<', "‹").replace('>', "›")
 }
 
 /// PreToolUse: deny the tool and hand the agent the cached result as the reason.

@@ -83,7 +83,7 @@ pub fn session_event(agent: Agent, event: Event, p: &Payload) -> Value {
         "session_id": p.session_id,
         "transcript_path": p.transcript_path,
         "trigger": p.trigger,
-        "at_ms": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
+        "at_ms": crate::results::entry::now_ms(),
     })
 }
 
@@ -96,10 +96,10 @@ pub fn dedup_event(agent: Agent, p: &Payload, d: &super::dedup::Dedup) -> Value 
         "transcript_path": p.transcript_path,
         "trigger": if d.changed { "diff" } else { "unchanged" },
         "tokens_saved": d.tokens_saved,
-        "removed_text": p.tool_response.as_ref().map(longest_text).unwrap_or_default(),
+        "removed_text": d.replaced,
         "added_text": d.note,
         "subject": d.path,
-        "at_ms": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
+        "at_ms": crate::results::entry::now_ms(),
     })
 }
 
@@ -110,30 +110,13 @@ pub fn request_event(agent: Agent, p: &Payload, added: Option<(&str, &str)>) -> 
         "agent": agent.name(),
         "event": if added.is_some() { INJECTED } else { REQUEST },
         "session_id": p.session_id,
-        "at_ms": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
+        "at_ms": crate::results::entry::now_ms(),
     });
     if let Some((text, subject)) = added {
         v["added_text"] = json!(text);
         v["subject"] = json!(subject);
     }
     v
-}
-
-/// The text of a tool's output as the model would read it: the longest string in it (a Read's
-/// file content, a shell call's stdout), which the counted tokens of a replaced output can only
-/// underestimate (agents add line numbers and wrappers).
-fn longest_text(v: &Value) -> String {
-    fn walk<'a>(v: &'a Value, best: &mut &'a str) {
-        match v {
-            Value::String(s) if s.len() > best.len() => *best = s,
-            Value::Array(a) => a.iter().for_each(|x| walk(x, best)),
-            Value::Object(o) => o.values().for_each(|x| walk(x, best)),
-            _ => {}
-        }
-    }
-    let mut best = "";
-    walk(v, &mut best);
-    best.to_string()
 }
 
 /// The session event name of a deduplicated read.
@@ -195,22 +178,14 @@ pub fn read_suggestions(out: &Value, floor: f32) -> Vec<NearPlan> {
     if out.get("status").and_then(Value::as_str) != Some("miss") || best < f64::from(floor) {
         return Vec::new();
     }
-    let vals = |s: &Value, side: &str| -> String {
-        let v: Vec<String> = s
-            .pointer(&format!("/differs/{side}"))
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(|x| format!("`{x}`")).collect())
-            .unwrap_or_default();
-        if v.is_empty() { "-".to_string() } else { v.join(" ") }
-    };
     list.iter()
         .take(2)
         .filter_map(|s| {
-            let differs = if s.get("differs").is_some() {
-                format!("{} vs yours {}", vals(s, "stored"), vals(s, "yours"))
-            } else {
-                String::new()
-            };
+            let differs = s
+                .get("differs")
+                .and_then(|d| serde_json::from_value::<crate::plan::report::Differs>(d.clone()).ok())
+                .map(|d| d.phrase())
+                .unwrap_or_default();
             Some(NearPlan {
                 plan_id: s.get("plan_id")?.as_str()?.to_string(),
                 task: s.get("task")?.as_str()?.to_string(),

@@ -50,7 +50,7 @@ pub fn render(about: About<'_>, steps: &[Step]) -> Framed {
         clean(p.kind(), 40),
         clean(&p.author(), 80),
         if p.team.is_some() { "team" } else { "this machine" },
-        clean(&p.task, 120).replace('"', "'"),
+        quoted(&p.task, 120),
         about.own.0,
         about.own.1,
     );
@@ -115,6 +115,11 @@ fn step_raw(s: &Step) -> String {
         }
     }
     line
+}
+
+/// `clean`, for a text shown between double quotes: its own double quotes become single ones.
+pub fn quoted(s: &str, max: usize) -> String {
+    clean(s, max).replace('"', "'")
 }
 
 /// A stored text made safe to place inside the frame, on one line, at most `max` characters:

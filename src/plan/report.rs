@@ -90,7 +90,7 @@ pub struct Suggestion {
 }
 
 /// The values two tasks do not share.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Differs {
     /// Values only the stored task says.
     pub stored: Vec<String>,

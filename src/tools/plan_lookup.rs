@@ -232,7 +232,7 @@ fn suggestions_text(suggestions: &[Suggestion]) -> String {
         let differs = s.differs.phrase();
         let differs = if differs.is_empty() { String::new() } else { format!(" (values {differs})") };
         let id: String = s.plan_id.chars().take(crate::plan::library::SHORT_ID).collect();
-        out.push_str(&format!("\n- {id} \"{}\"{differs}", frame::clean(&s.task, 120).replace('"', "'")));
+        out.push_str(&format!("\n- {id} \"{}\"{differs}", frame::quoted(&s.task, 120)));
     }
     out
 }
