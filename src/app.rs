@@ -73,8 +73,6 @@ impl App {
         tokio::spawn(async move {
             let _ = cell.get_or_try_init(|| open_index(s, dir)).await;
         });
-        // The ledger counts every reply's tokens: build the tokenizer before the first one.
-        let _ = std::thread::Builder::new().name("refrain-tokenizer".into()).spawn(crate::tokens::warm);
         App(Arc::new(State { config, project, store, embed, verify, index, started: Instant::now() }))
     }
 

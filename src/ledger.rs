@@ -100,7 +100,7 @@ impl Line {
     /// A line with both sides counted from the texts themselves.
     pub fn counted(agent: &str, session: Option<&str>, kind: Kind, removed: &str, added: &str, subject: &str) -> Line {
         Line {
-            at_ms: now_ms(),
+            at_ms: crate::results::entry::now_ms(),
             agent: agent.to_string(),
             session: session.map(str::to_string),
             kind,
@@ -114,11 +114,6 @@ impl Line {
     pub fn net(&self) -> i64 {
         self.removed as i64 - self.added as i64
     }
-}
-
-/// The current time in ms since the Unix epoch.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// Distinguishes lines a retry cannot repeat (tool replies, which name no session): two of them in

@@ -42,6 +42,9 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         let max = config.server.max_message_bytes;
         let link = Link::open(project, config.clone()).await?;
+        // A server's ledger counts every reply's tokens: build the tokenizer before the first one
+        // (other commands that open the store count nothing, or build it when they first do).
+        let _ = std::thread::Builder::new().name("refrain-tokenizer".into()).spawn(crate::tokens::warm);
         // `initialize` waits for nothing: a large store takes a while to open (sled reads its
         // log) and the owner may be stopped. Tool calls wait for the link instead. A store that
         // cannot be opened is usually known within `START_WAIT`, and the start fails with it;

@@ -63,10 +63,7 @@ impl Refrain {
         let Some(session_id) = p.session_id.filter(|s| !s.is_empty()) else {
             return fail("session_id is required: pass the agent's session id from the hook payload");
         };
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
+        let now = crate::results::entry::now_ms();
         let tokens_saved = p.tokens_saved;
         let texts = (p.removed_text, p.added_text, p.subject);
         let ev = SessionEvent {
@@ -85,12 +82,7 @@ impl Refrain {
             calls::INJECTED => Some(ledger::Kind::Injected),
             _ => {
                 events::record(store, &ev).map_err(|e| internal(e.to_string()))?;
-                store.flush_async().await.map_err(|e| internal(e.to_string()))?;
-                let n = events::of_session(store, &ev.session_id).map_err(|e| internal(e.to_string()))?.len();
-                return reply(
-                    format!("noted {} of session {} ({n} events so far)", ev.event, ev.session_id),
-                    &SessionEventOutput { session_events: n },
-                );
+                return noted(store, &ev).await;
             }
         };
         // Every one of these is followed by a model request, which carries refrain's tool list.
@@ -129,11 +121,16 @@ impl Refrain {
                 &SessionEventOutput { session_events: 0 },
             );
         }
-        store.flush_async().await.map_err(|e| internal(e.to_string()))?;
-        let n = events::of_session(store, &ev.session_id).map_err(|e| internal(e.to_string()))?.len();
-        reply(
-            format!("noted {} of session {} ({n} events so far)", ev.event, ev.session_id),
-            &SessionEventOutput { session_events: n },
-        )
+        noted(store, &ev).await
     }
+}
+
+/// Flushes what was noted and answers with the session's events so far.
+async fn noted(store: &crate::store::Store, ev: &SessionEvent) -> Result<CallToolResult, ErrorData> {
+    store.flush_async().await.map_err(|e| internal(e.to_string()))?;
+    let n = events::of_session(store, &ev.session_id).map_err(|e| internal(e.to_string()))?.len();
+    reply(
+        format!("noted {} of session {} ({n} events so far)", ev.event, ev.session_id),
+        &SessionEventOutput { session_events: n },
+    )
 }

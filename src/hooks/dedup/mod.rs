@@ -49,6 +49,8 @@ pub struct Dedup {
     pub tokens_saved: u64,
     /// True when the note is a diff (the file changed a little).
     pub changed: bool,
+    /// The text the tool returned, which the note replaces.
+    pub replaced: String,
 }
 
 /// The note for this finished call, or None when it is not a repeated read still in context.
@@ -77,7 +79,7 @@ pub fn decide_with(key: &ReadKey, now: &str, seen: &[Seen]) -> Option<Dedup> {
         (note::changed(key, earlier.message, before, now)?, true)
     };
     let tokens_saved = estimate_tokens(now).checked_sub(estimate_tokens(&note)).filter(|s| *s > 0)?;
-    Some(Dedup { note, path: key.path.clone(), tokens_saved, changed })
+    Some(Dedup { note, path: key.path.clone(), tokens_saved, changed, replaced: now.to_string() })
 }
 
 /// How long a hook waits for the session file to record the call it answers: Claude Code and
