@@ -168,11 +168,12 @@ fn qwen_code_subagents_are_never_told_they_have_a_file_their_parent_read() {
     s.install("qwen");
     let marker = "SUBAGENT-READS-THE-GUIDE";
     let cat = json!({"name": "run_shell_command", "arguments": {"command": format!("cat {GUIDE}")}});
+    // The parent cats three times and the subagent four: any one `cat` may come back empty (above).
     let script = json!({"steps": [
-        cat,
+        cat, cat, cat,
         {"name": "agent", "arguments": {"description": "Check the guide", "run_in_background": false,
             "prompt": format!("{marker}: read guide.md and say what step 30 is")}},
-    ], "final": "Done.", "agents": {marker: {"steps": [cat, cat, cat], "final": "Step 30 checks the build."}}});
+    ], "final": "Done.", "agents": {marker: {"steps": [cat, cat, cat, cat], "final": "Step 30 checks the build."}}});
     let tmp = tempfile::tempdir().unwrap();
     let mock = Mock::start(Api::Chat, &tmp.path().join("s"), &script);
     let (_, took) = session(&s, &mock, "Have a subagent check the release guide");
@@ -180,11 +181,11 @@ fn qwen_code_subagents_are_never_told_they_have_a_file_their_parent_read() {
 
     let main = mock.calls_in(Api::Chat, marker, false);
     assert!(main.iter().any(|c| c["name"] == "agent"), "the subagent was not started: {main:#?}");
-    let first = main.iter().find(|c| c["name"] == "run_shell_command").and_then(|c| c["result"].as_str());
-    assert!(first.is_some_and(|t| t.contains("Step 30 of the release guide")), "the parent's read: {main:#?}");
+    let shown = |c: &&Value| c["name"] == "run_shell_command" && c["result"].to_string().contains("Step 30 of the release");
+    assert!(main.iter().any(|c| shown(&c)), "no read of the parent's showed the guide: {main:#?}");
     let sub = mock.calls_in(Api::Chat, marker, true);
     let texts: Vec<&str> = sub.iter().filter_map(|c| c["result"].as_str()).collect();
-    assert_eq!(texts.len(), 3, "the subagent did not run its three reads: {sub:#?}");
+    assert_eq!(texts.len(), 4, "the subagent did not run its four reads: {sub:#?}");
     assert!(!texts.iter().any(|t| t.contains("[refrain]")), "the subagent was told it had the file: {texts:#?}");
     assert!(texts.iter().any(|t| t.contains("Step 30 of the release guide")), "no read showed the file: {texts:#?}");
 }
