@@ -12,6 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+#[path = "../../src/hooks/dedup/edits.rs"]
+mod edits;
+use edits::{apply, edit, file};
+
 /// Runs `refrain hook claude PostToolUse` with `payload`; returns what replaced the output (the
 /// note) if anything, and the time the hook took.
 fn hook(home: &Path, project: &Path, payload: &Value) -> (Option<String>, Duration) {
@@ -165,102 +169,6 @@ impl Conversation {
     }
 }
 
-/// A line: words, and sometimes a bare CR, a tab or spaces inside.
-fn line() -> impl Strategy<Value = String> {
-    prop::collection::vec(
-        prop_oneof![4 => "[a-z]{1,9}", 1 => Just("\r".to_string()), 1 => Just("\t".to_string()), 2 => Just(" ".to_string())],
-        0..9,
-    )
-    .prop_map(|w| w.concat())
-}
-
-/// A file: lines ending in LF or CRLF, trailing blank lines, with or without a final newline.
-fn file() -> impl Strategy<Value = String> {
-    (prop::collection::vec((line(), prop_oneof![4 => Just("\n"), 1 => Just("\r\n")]), 10..40), 0..4usize, any::<bool>())
-        .prop_map(|(lines, blanks, last_newline)| {
-            let mut s: String = lines.into_iter().map(|(l, end)| l + end).collect();
-            s.push_str(&"\n".repeat(blanks));
-            if !last_newline && s.ends_with('\n') {
-                s.pop();
-            }
-            s
-        })
-}
-
-/// An edit, as an agent or a linter makes them (indexes wrap around the file's lines).
-#[derive(Debug, Clone)]
-enum Edit {
-    None,
-    AppendBlank(usize),
-    TrimTrailingBlank,
-    ToggleFinalNewline,
-    LastLineCrlf,
-    AllCrlf,
-    AllLf,
-    BareCr(usize),
-    Replace(usize, String),
-    Insert(usize, String),
-    Delete(usize),
-}
-
-fn edit() -> impl Strategy<Value = Edit> {
-    prop_oneof![
-        Just(Edit::None),
-        (1..4usize).prop_map(Edit::AppendBlank),
-        Just(Edit::TrimTrailingBlank),
-        Just(Edit::ToggleFinalNewline),
-        Just(Edit::LastLineCrlf),
-        Just(Edit::AllCrlf),
-        Just(Edit::AllLf),
-        any::<usize>().prop_map(Edit::BareCr),
-        (any::<usize>(), line()).prop_map(|(i, l)| Edit::Replace(i, l)),
-        (any::<usize>(), line()).prop_map(|(i, l)| Edit::Insert(i, l)),
-        any::<usize>().prop_map(Edit::Delete),
-    ]
-}
-
-fn apply(text: &str, e: &Edit) -> String {
-    let mut l: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
-    let n = l.len().max(1);
-    match e {
-        Edit::None => return text.to_string(),
-        Edit::AppendBlank(k) => return format!("{text}{}", "\n".repeat(*k)),
-        Edit::TrimTrailingBlank => return format!("{}\n", text.trim_end_matches(['\n', '\r'])),
-        Edit::ToggleFinalNewline => {
-            return match text.strip_suffix('\n') {
-                Some(t) => t.to_string(),
-                None => format!("{text}\n"),
-            };
-        }
-        Edit::LastLineCrlf => {
-            return match text.strip_suffix('\n') {
-                Some(t) if !t.ends_with('\r') => format!("{t}\r\n"),
-                _ => format!("{text}\r\n"),
-            };
-        }
-        Edit::AllCrlf => return text.replace("\r\n", "\n").replace('\n', "\r\n"),
-        Edit::AllLf => return text.replace("\r\n", "\n"),
-        Edit::BareCr(i) => {
-            if let Some(line) = l.get_mut(i % n) {
-                let at = line.len() / 2;
-                line.insert(at, '\r');
-            }
-        }
-        Edit::Replace(i, new) => {
-            if let Some(line) = l.get_mut(i % n) {
-                *line = format!("{new}\n");
-            }
-        }
-        Edit::Insert(i, new) => l.insert(i % (l.len() + 1), format!("{new}\n")),
-        Edit::Delete(i) => {
-            if !l.is_empty() {
-                l.remove(i % l.len());
-            }
-        }
-    }
-    l.concat()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -270,7 +178,7 @@ proptest! {
     /// read; A never gets one.
     #[test]
     fn every_note_rebuilds_what_the_tool_returned_and_only_where_it_was_read(
-        start in file(),
+        start in file(10..40),
         edits in prop::collection::vec(edit(), 1..5),
     ) {
         let s = Session::new();

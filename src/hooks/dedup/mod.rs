@@ -12,6 +12,8 @@
 //! already run, so nothing that depends on it having run (Claude Code's read-before-edit check)
 //! is affected: refrain replaces output, never denies a call.
 
+#[cfg(test)]
+mod edits;
 pub mod journal;
 pub mod note;
 pub mod view;

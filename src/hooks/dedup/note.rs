@@ -116,6 +116,7 @@ fn push_line(out: &mut String, sign: char, line: &str) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::edits::{apply, edit, file};
     use super::super::view::Via;
     use super::*;
     use proptest::prelude::*;
@@ -210,109 +211,13 @@ mod tests {
         assert_eq!(diff("same\n", "same\n"), None);
     }
 
-    /// A line of a generated file: words, and sometimes a bare CR or a tab inside.
-    fn line() -> impl Strategy<Value = String> {
-        prop::collection::vec(
-            prop_oneof!["[a-z]{1,8}", Just("\r".to_string()), Just("\t".to_string()), Just(" ".to_string())],
-            0..8,
-        )
-        .prop_map(|w| w.concat())
-    }
-
-    /// A file: lines each ending in LF, CRLF or (the last) nothing, and trailing blank lines.
-    fn file() -> impl Strategy<Value = String> {
-        (prop::collection::vec((line(), prop_oneof![Just("\n"), Just("\r\n")]), 0..30), 0..4usize, any::<bool>())
-            .prop_map(|(lines, blanks, last_newline)| {
-                let mut s: String = lines.into_iter().map(|(l, end)| l + end).collect();
-                s.push_str(&"\n".repeat(blanks));
-                if !last_newline && s.ends_with('\n') {
-                    s.pop();
-                }
-                s
-            })
-    }
-
-    /// An edit of a file, as an agent or a linter makes them.
-    #[derive(Debug, Clone)]
-    enum Edit {
-        AppendBlank(usize),
-        TrimTrailingBlank,
-        ToggleFinalNewline,
-        LastLineCrlf,
-        AllCrlf,
-        AllLf,
-        BareCr(usize),
-        Replace(usize, String),
-        Insert(usize, String),
-        Delete(usize),
-    }
-
-    fn edit() -> impl Strategy<Value = Edit> {
-        prop_oneof![
-            (1..4usize).prop_map(Edit::AppendBlank),
-            Just(Edit::TrimTrailingBlank),
-            Just(Edit::ToggleFinalNewline),
-            Just(Edit::LastLineCrlf),
-            Just(Edit::AllCrlf),
-            Just(Edit::AllLf),
-            any::<usize>().prop_map(Edit::BareCr),
-            (any::<usize>(), line()).prop_map(|(i, l)| Edit::Replace(i, l)),
-            (any::<usize>(), line()).prop_map(|(i, l)| Edit::Insert(i, l)),
-            any::<usize>().prop_map(Edit::Delete),
-        ]
-    }
-
-    /// Applies an edit (lines as `patch` sees them).
-    fn apply(text: &str, e: &Edit) -> String {
-        let mut l: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
-        let n = l.len().max(1);
-        match e {
-            Edit::AppendBlank(k) => return format!("{text}{}", "\n".repeat(*k)),
-            Edit::TrimTrailingBlank => return format!("{}\n", text.trim_end_matches(['\n', '\r'])),
-            Edit::ToggleFinalNewline => {
-                return match text.strip_suffix('\n') {
-                    Some(t) => t.to_string(),
-                    None => format!("{text}\n"),
-                };
-            }
-            Edit::LastLineCrlf => {
-                return match text.strip_suffix('\n') {
-                    Some(t) if !t.ends_with('\r') => format!("{t}\r\n"),
-                    _ => format!("{text}\r\n"),
-                };
-            }
-            Edit::AllCrlf => return text.replace("\r\n", "\n").replace('\n', "\r\n"),
-            Edit::AllLf => return text.replace("\r\n", "\n"),
-            Edit::BareCr(i) => {
-                if let Some(line) = l.get_mut(i % n) {
-                    let at = line.len() / 2;
-                    if line.is_char_boundary(at) {
-                        line.insert(at, '\r');
-                    }
-                }
-            }
-            Edit::Replace(i, new) => {
-                if let Some(line) = l.get_mut(i % n) {
-                    *line = format!("{new}\n");
-                }
-            }
-            Edit::Insert(i, new) => l.insert(i % (l.len() + 1), format!("{new}\n")),
-            Edit::Delete(i) => {
-                if !l.is_empty() {
-                    l.remove(i % l.len());
-                }
-            }
-        }
-        l.concat()
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
 
         /// Every diff refrain builds rebuilds the new text with GNU patch, byte for byte, through
         /// any sequence of edits (whitespace and line endings included).
         #[test]
-        fn every_diff_rebuilds_the_new_text_with_patch(start in file(), edits in prop::collection::vec(edit(), 1..5)) {
+        fn every_diff_rebuilds_the_new_text_with_patch(start in file(0..30), edits in prop::collection::vec(edit(), 1..5)) {
             let mut before = start;
             for e in &edits {
                 let now = apply(&before, e);
