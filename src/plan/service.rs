@@ -11,9 +11,9 @@ use super::key::IntentKey;
 use super::library::{self, Record, SCOPE};
 use super::mask;
 use super::normalise::Normalised;
-use super::template::{Counters, PlanTemplate, Provenance, StoredPlan, Versions, local_author, now, plan_id};
+use super::template::{PlanTemplate, Provenance, StoredPlan, local_author, now, plan_id};
 use super::validate::check_template;
-use super::{Error, NORMALISER_VERSION, canon};
+use super::{Error, canon};
 use crate::app::App;
 use crate::stats;
 use rmcp::schemars::{self, JsonSchema};
@@ -130,18 +130,10 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
             None
         }
     };
-    let plan = StoredPlan {
-        id: id.clone(),
-        key: key.clone(),
-        versions: Versions { plan: template.version.clone(), normaliser: NORMALISER_VERSION, extractor },
-        template,
-        skeleton: n.skeleton,
-        provenance: Provenance { source, task: req.task, confidence, by: local_author(), team: None },
-        stored_at: now(),
-        last_hit_at: None,
-        counters: Counters::default(),
-        quarantined: None,
-    };
+    let provenance = Provenance { confidence, by: local_author(), ..Provenance::new(source, req.task) };
+    let mut plan = StoredPlan::fresh(id.clone(), key.clone(), template, n.skeleton, provenance);
+    plan.versions.extractor = extractor;
+    plan.stored_at = now();
     let values = slot_values(&plan);
     library::put(&app.store, &Record { plan, vector })?;
     stats::bump(&app.store, "plans", "stored", None, 1)?;

@@ -181,6 +181,11 @@ pub struct TeamOrigin {
 }
 
 impl Provenance {
+    /// Where a plan came from with nothing more known: no confidence, author or team.
+    pub fn new(source: impl Into<String>, task: impl Into<String>) -> Self {
+        Self { source: source.into(), task: task.into(), confidence: None, by: None, team: None }
+    }
+
     /// The kind of session the plan came from: `team` for team plans, else its `source`.
     pub fn kind(&self) -> &str {
         if self.team.is_some() { "team" } else { &self.source }
@@ -260,6 +265,42 @@ pub struct StoredPlan {
     pub counters: Counters,
     /// Quarantined plans are not served until stored again or released; the reason says why.
     pub quarantined: Option<String>,
+}
+
+impl StoredPlan {
+    /// A plan as it is first stored: this build's versions (no extractor), fresh counters, never
+    /// hit, not quarantined, `stored_at` 0 until the caller sets it.
+    pub fn fresh(
+        id: String,
+        key: IntentKey,
+        template: PlanTemplate,
+        skeleton: Vec<String>,
+        provenance: Provenance,
+    ) -> Self {
+        let versions =
+            Versions { plan: template.version.clone(), normaliser: super::NORMALISER_VERSION, extractor: None };
+        StoredPlan {
+            id,
+            key,
+            template,
+            skeleton,
+            versions,
+            provenance,
+            stored_at: 0,
+            last_hit_at: None,
+            counters: Counters::default(),
+            quarantined: None,
+        }
+    }
+
+    /// The plan `template` makes for `task` from `source`, keyed and identified as
+    /// `plan_store` keys it before any masking (bulk loads, benchmarks and tests).
+    pub fn for_task(task: String, source: &str, template: PlanTemplate) -> Self {
+        let norm = super::normalise::normalise(&task);
+        let key = IntentKey::of(&norm);
+        let id = plan_id(&key.bucket, &template);
+        StoredPlan::fresh(id, key, template, norm.skeleton, Provenance::new(source, task))
+    }
 }
 
 /// The content id of a template under a bucket: sha256 over the bucket and the canonical JSON.
@@ -343,24 +384,7 @@ impl StoredPlan {
     /// A plan as stored for `task` from `template` under `key`, for tests: its id from the
     /// template, fresh counters, never hit, not quarantined.
     pub fn for_test(task: &str, key: IntentKey, template: PlanTemplate) -> StoredPlan {
-        StoredPlan {
-            id: plan_id(&key.bucket, &template),
-            key,
-            template,
-            skeleton: vec![],
-            versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
-            provenance: Provenance {
-                source: "template".into(),
-                task: task.into(),
-                confidence: None,
-                by: None,
-                team: None,
-            },
-            stored_at: 0,
-            last_hit_at: None,
-            counters: Counters::default(),
-            quarantined: None,
-        }
+        StoredPlan::fresh(plan_id(&key.bucket, &template), key, template, vec![], Provenance::new("template", task))
     }
 }
 

@@ -6,10 +6,8 @@
 use crate::support::Env;
 use refrain::embed::{Embedder, FastEmbedder, ModelFiles};
 use refrain::index::VectorIndex;
-use refrain::plan::key::IntentKey;
 use refrain::plan::library::{self, Record};
-use refrain::plan::normalise::normalise;
-use refrain::plan::template::{Counters, PlanTemplate, Provenance, StoredPlan, Versions, plan_id};
+use refrain::plan::template::{PlanTemplate, StoredPlan};
 use refrain::project::Project;
 use refrain::results::entry::{self, Entry, now_ms};
 use refrain::results::key;
@@ -63,20 +61,7 @@ fn plan(i: usize) -> StoredPlan {
         "outputs": [{"name": "diff"}]
     }))
     .unwrap();
-    let norm = normalise(&task);
-    let key = IntentKey::of(&norm);
-    StoredPlan {
-        id: plan_id(&key.bucket, &template),
-        key,
-        versions: Versions { plan: "1".into(), normaliser: refrain::plan::NORMALISER_VERSION, extractor: None },
-        template,
-        skeleton: norm.skeleton,
-        provenance: Provenance { source: "template".into(), task, confidence: None, by: None, team: None },
-        stored_at: 0,
-        last_hit_at: None,
-        counters: Counters::default(),
-        quarantined: None,
-    }
+    StoredPlan::for_task(task, "template", template)
 }
 
 /// Fills the env's store with N results and N plans, in bulk or one at a time.

@@ -1125,9 +1125,7 @@ mod offline {
     use refrain::plan::align::{NewTask, Source, align};
     use refrain::plan::coverage;
     use refrain::plan::head::Head;
-    use refrain::plan::key::IntentKey;
     use refrain::plan::mask::canonical;
-    use refrain::plan::normalise::normalise;
     use refrain::plan::template::*;
 
     fn heads() -> Vec<(&'static str, Head)> {
@@ -1135,20 +1133,7 @@ mod offline {
             .iter()
             .map(|f| {
                 let task = render(f.seed, &f.values(0));
-                let key = IntentKey::of(&normalise(&task));
-                let template = f.template();
-                let plan = StoredPlan {
-                    id: plan_id(&key.bucket, &template),
-                    key,
-                    template,
-                    skeleton: vec![],
-                    versions: Versions { plan: "1".into(), normaliser: 1, extractor: None },
-                    provenance: Provenance { source: "template".into(), task, confidence: None, by: None, team: None },
-                    stored_at: 0,
-                    last_hit_at: None,
-                    counters: Counters::default(),
-                    quarantined: None,
-                };
+                let plan = StoredPlan::for_task(task, "template", f.template());
                 (f.name, Head::of(&plan, None))
             })
             .collect()

@@ -14,10 +14,8 @@ use crate::families::filler;
 use refrain::config::Config;
 use refrain::embed::{Embedder, FastEmbedder, ModelFiles};
 use refrain::index::VectorIndex;
-use refrain::plan::key::IntentKey;
 use refrain::plan::library;
-use refrain::plan::normalise::normalise;
-use refrain::plan::template::{Counters, Provenance, StoredPlan, Versions, plan_id};
+use refrain::plan::template::StoredPlan;
 use refrain::project::Project;
 use refrain::results::entry::{self, Entry, now_ms};
 use refrain::results::key;
@@ -267,31 +265,7 @@ pub fn plans(project: &Project, n: usize, vectors: Vectors) -> anyhow::Result<()
             .into_iter()
             .zip(vectors)
             .map(|((task, template), v)| {
-                let norm = normalise(&task);
-                let key = IntentKey::of(&norm);
-                let id = plan_id(&key.bucket, &template);
-                let plan = StoredPlan {
-                    id,
-                    key,
-                    versions: Versions {
-                        plan: "1".into(),
-                        normaliser: refrain::plan::NORMALISER_VERSION,
-                        extractor: None,
-                    },
-                    template,
-                    skeleton: norm.skeleton,
-                    provenance: Provenance {
-                        source: "bench-filler".into(),
-                        task,
-                        confidence: None,
-                        by: None,
-                        team: None,
-                    },
-                    stored_at: 0,
-                    last_hit_at: None,
-                    counters: Counters::default(),
-                    quarantined: None,
-                };
+                let plan = StoredPlan::for_task(task, "bench-filler", template);
                 (plan, v)
             })
             .collect();

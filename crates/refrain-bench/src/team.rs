@@ -16,7 +16,7 @@ use anyhow::{Context, bail};
 use refrain::config::TeamConfig;
 use refrain::plan::key::IntentKey;
 use refrain::plan::normalise::normalise;
-use refrain::plan::template::{Counters, Provenance, StoredPlan, Versions, plan_id};
+use refrain::plan::template::{Provenance, StoredPlan, plan_id};
 use refrain::team::{db::Db, local::masked_task, shared};
 use serde_json::json;
 use std::io::Write;
@@ -48,22 +48,7 @@ fn plan(i: usize) -> StoredPlan {
     let (task, template) = filler(i);
     let n = normalise(&task);
     let key = IntentKey::of(&n);
-    let mut p = StoredPlan {
-        id: String::new(),
-        key,
-        versions: Versions {
-            plan: template.version.clone(),
-            normaliser: refrain::plan::NORMALISER_VERSION,
-            extractor: None,
-        },
-        template,
-        skeleton: n.skeleton,
-        provenance: Provenance { source: "bench".into(), task, confidence: None, by: None, team: None },
-        stored_at: 0,
-        last_hit_at: None,
-        counters: Counters::default(),
-        quarantined: None,
-    };
+    let mut p = StoredPlan::fresh(String::new(), key, template, n.skeleton, Provenance::new("bench", task));
     let masked = masked_task(&p);
     p.id = plan_id(&format!("{}\0{}", p.key.bucket, refrain::plan::mask::canonical(&masked)), &p.template);
     p
