@@ -9,7 +9,6 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::OnceLock;
 use tempfile::TempDir;
 use tokio::process::{Child, Command};
 
@@ -23,42 +22,12 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The directory with the real embedding model, ONNX runtime and shipped verifier model,
-/// provisioned by `install.sh --model-only` when no provisioned copy exists (or the shipped
-/// verifier changed).
+#[path = "../common/models.rs"]
+mod models;
+
+/// The directory with the real embedding model, ONNX runtime and shipped verifier model.
 pub fn model_dir() -> PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        if let Ok(d) = std::env::var("REFRAIN_TEST_MODEL_DIR") {
-            return PathBuf::from(d);
-        }
-        let home = repo().join("target").join("test-home");
-        let dir = home.join("models");
-        // The shipped verifier model, when there is one, must be the provisioned one.
-        // (The calibration too: the one beside the model is the one the server reads.)
-        let verifier_stale = |dir: &Path| {
-            ["manifest.json", "calibration.json"].iter().any(|f| {
-                let shipped = std::fs::read(repo().join("models/verifier").join(f)).ok();
-                shipped.is_some() && shipped != std::fs::read(dir.join("verifier").join(f)).ok()
-            })
-        };
-        if !dir.join("all-MiniLM-L6-v2-int8").join("model.onnx").exists() || verifier_stale(&dir) {
-            std::fs::create_dir_all(&home).expect("test home");
-            let lock = std::fs::File::create(home.join("provision.lock")).expect("lock file");
-            lock.lock().expect("lock");
-            if !dir.join("all-MiniLM-L6-v2-int8").join("model.onnx").exists() || verifier_stale(&dir) {
-                let status = std::process::Command::new("bash")
-                    .arg(repo().join("install.sh"))
-                    .arg("--model-only")
-                    .env("REFRAIN_HOME", &home)
-                    .status()
-                    .expect("run install.sh --model-only");
-                assert!(status.success(), "install.sh --model-only failed: the tests need the embedding model");
-            }
-        }
-        dir
-    })
-    .clone()
+    models::model_dir(&repo())
 }
 
 /// A scratch project directory and refrain home.

@@ -12,33 +12,12 @@ pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The real embedding model, provisioned once by `install.sh --model-only` (as the main test
-/// suite does) when no provisioned copy exists.
+#[path = "../../../../tests/common/models.rs"]
+mod models;
+
+/// The real embedding model, provisioned as the main test suite provisions it.
 pub fn model_dir() -> PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        if let Ok(d) = std::env::var("REFRAIN_TEST_MODEL_DIR") {
-            return PathBuf::from(d);
-        }
-        let home = workspace().join("target").join("test-home");
-        let dir = home.join("models");
-        if !dir.join("all-MiniLM-L6-v2-int8").join("model.onnx").exists() {
-            std::fs::create_dir_all(&home).expect("test home");
-            let lock = std::fs::File::create(home.join("provision.lock")).expect("lock file");
-            lock.lock().expect("lock");
-            if !dir.join("all-MiniLM-L6-v2-int8").join("model.onnx").exists() {
-                let status = std::process::Command::new("bash")
-                    .arg(workspace().join("install.sh"))
-                    .arg("--model-only")
-                    .env("REFRAIN_HOME", &home)
-                    .status()
-                    .expect("run install.sh --model-only");
-                assert!(status.success(), "install.sh --model-only failed: the tests need the embedding model");
-            }
-        }
-        dir
-    })
-    .clone()
+    models::model_dir(&workspace())
 }
 
 /// The `refrain` binary of the same build as this bench (built here if `cargo test` was asked
