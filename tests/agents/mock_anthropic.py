@@ -11,15 +11,11 @@ a short text answer. A step whose tool is not offered ends the turn with a text 
 then fails on it). SCRIPT_JSON may also hold "agents": {MARKER: {"steps": [...], "final": "text"}}: a
 request whose first user message contains MARKER (a subagent started with a prompt holding it) plays
 that script instead. Every request is saved as LOGDIR/req-NNN.json ({path, body}). Loopback only."""
-import itertools
 import json
-import os
-import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
-LOGDIR, SCRIPT = sys.argv[1], json.load(open(sys.argv[2]))
-os.makedirs(LOGDIR, exist_ok=True)
-counter = itertools.count(1)
+from mock_common import read_request, script_for, serve
+
 USAGE = {"input_tokens": 12, "cache_creation_input_tokens": 3000, "cache_read_input_tokens": 9000, "output_tokens": 7}
 
 
@@ -40,16 +36,13 @@ def first_user_text(messages):
     return ""
 
 
-def script_for(body):
+def script_of(body):
     first = first_user_text(body.get("messages", []))
-    for marker, script in (SCRIPT.get("agents") or {}).items():
-        if marker in first:
-            return script
-    return SCRIPT
+    return script_for(first)
 
 
 def reply(n, body):
-    script = script_for(body)
+    script = script_of(body)
     steps = script["steps"]
     tools = [t.get("name") for t in body.get("tools") or []]
     done = tool_results(body.get("messages", []))
@@ -80,10 +73,7 @@ class Handler(BaseHTTPRequestHandler):
         self._json({"data": [], "has_more": False})
 
     def do_POST(self):
-        n = next(counter)
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-        with open(f"{LOGDIR}/req-{n:03d}.json", "w") as f:
-            json.dump({"path": self.path, "body": body}, f, indent=1)
+        n, body = read_request(self)
         if "count_tokens" in self.path:
             return self._json({"input_tokens": 42})
         blocks, stop = reply(n, body)
@@ -113,8 +103,4 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-with open(os.path.join(LOGDIR, "port.tmp"), "w") as f:
-    f.write(str(server.server_address[1]))
-os.replace(os.path.join(LOGDIR, "port.tmp"), os.path.join(LOGDIR, "port"))
-server.serve_forever()
+serve(Handler)

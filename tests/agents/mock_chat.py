@@ -12,16 +12,12 @@ A step whose tool is not offered ends the turn with a text naming it (the test t
 SCRIPT_JSON may also hold "agents": {MARKER: {"steps": [...], "final": "text"}}: a request whose first
 user message contains MARKER (a subagent started with a prompt holding it) plays that script instead.
 Every request is saved as LOGDIR/req-NNN.json ({path, body}). Loopback only; no key is checked."""
-import itertools
 import json
-import os
-import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
-LOGDIR, SCRIPT = sys.argv[1], json.load(open(sys.argv[2]))
-os.makedirs(LOGDIR, exist_ok=True)
-counter = itertools.count(1)
+from mock_common import read_request, script_for, serve
+
 USAGE = {"prompt_tokens": 5000, "completion_tokens": 20, "total_tokens": 5020,
          "prompt_tokens_details": {"cached_tokens": 4096}}
 
@@ -38,17 +34,14 @@ def first_user_text(messages):
     return ""
 
 
-def script_for(body):
+def script_of(body):
     first = first_user_text(body.get("messages") or [])
-    for marker, script in (SCRIPT.get("agents") or {}).items():
-        if marker in first:
-            return script
-    return SCRIPT
+    return script_for(first)
 
 
 def reply(body):
     """(text, tool_call) for this request."""
-    script = script_for(body)
+    script = script_of(body)
     steps, tools = script["steps"], offered(body)
     if not steps or steps[0]["name"] not in tools:
         return "OK.", None
@@ -80,10 +73,7 @@ class Handler(BaseHTTPRequestHandler):
             {"id": "mock-model", "object": "model", "created": 0, "owned_by": "refrain"}]}).encode())
 
     def do_POST(self):
-        n = next(counter)
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-        with open(f"{LOGDIR}/req-{n:03d}.json", "w") as f:
-            json.dump({"path": self.path, "body": body}, f, indent=1)
+        n, body = read_request(self)
         text, call = reply(body)
         cid, created, model = f"chatcmpl-mock{n:04d}", int(time.time()), body.get("model", "mock-model")
         calls = [{"index": 0, "id": f"call_mock{n:04d}", "type": "function", "function": call}] if call else None
@@ -106,8 +96,4 @@ class Handler(BaseHTTPRequestHandler):
         self._send("text/event-stream", data)
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-with open(os.path.join(LOGDIR, "port.tmp"), "w") as f:
-    f.write(str(server.server_address[1]))
-os.replace(os.path.join(LOGDIR, "port.tmp"), os.path.join(LOGDIR, "port"))
-server.serve_forever()
+serve(Handler)

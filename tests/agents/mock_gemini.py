@@ -13,15 +13,11 @@ ends the turn with a text naming it (the test then fails on it). Every request i
 LOGDIR/req-NNN.json ({path, body}). SCRIPT_JSON may also hold "agents": {MARKER: {"steps": [...],
 "final": "text"}}: a request whose first user content contains MARKER (a subagent started with a
 request holding it) plays that script instead. Loopback only; the API key is not checked."""
-import itertools
 import json
-import os
-import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
-LOGDIR, SCRIPT = sys.argv[1], json.load(open(sys.argv[2]))
-os.makedirs(LOGDIR, exist_ok=True)
-counter = itertools.count(1)
+from mock_common import read_request, script_for, serve
+
 USAGE = {"promptTokenCount": 5000, "cachedContentTokenCount": 4096, "candidatesTokenCount": 20, "totalTokenCount": 5020}
 
 
@@ -34,17 +30,14 @@ def responses(body):
                if isinstance(p, dict) and "functionResponse" in p)
 
 
-def script_for(body):
+def script_of(body):
     users = [c for c in body.get("contents") or [] if c.get("role") == "user"]
     first = " ".join(p.get("text", "") for p in (users[0].get("parts") or []) if isinstance(p, dict)) if users else ""
-    for marker, script in (SCRIPT.get("agents") or {}).items():
-        if marker in first:
-            return script
-    return SCRIPT
+    return script_for(first)
 
 
 def reply(body):
-    script = script_for(body)
+    script = script_of(body)
     steps, tools = script["steps"], offered(body)
     wants_json = (body.get("generationConfig") or {}).get("responseMimeType") == "application/json"
     if not steps or steps[0]["name"] not in tools:
@@ -76,10 +69,7 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, "application/json", b'{"models":[]}')
 
     def do_POST(self):
-        n = next(counter)
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-        with open(f"{LOGDIR}/req-{n:03d}.json", "w") as f:
-            json.dump({"path": self.path, "body": body}, f, indent=1)
+        n, body = read_request(self)
         if ":countTokens" in self.path:
             return self._send(200, "application/json", b'{"totalTokens": 42}')
         parts = reply(body)
@@ -90,8 +80,4 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, "application/json", json.dumps(chunk).encode())
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-with open(os.path.join(LOGDIR, "port.tmp"), "w") as f:
-    f.write(str(server.server_address[1]))
-os.replace(os.path.join(LOGDIR, "port.tmp"), os.path.join(LOGDIR, "port"))
-server.serve_forever()
+serve(Handler)

@@ -13,15 +13,11 @@ LOGDIR/req-NNN.json ({path, body}). SCRIPT_JSON may also hold "agents": {MARKER:
 with a task holding it) plays that script instead. In a step's arguments, "$SPAWNED_AGENT_ID" stands for
 the agent_id of the last spawn_agent output in the request (to wait for that agent). Loopback only; no
 API key is checked."""
-import itertools
 import json
-import os
-import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
-LOGDIR, SCRIPT = sys.argv[1], json.load(open(sys.argv[2]))
-os.makedirs(LOGDIR, exist_ok=True)
-counter = itertools.count(1)
+from mock_common import read_request, script_for, serve
+
 OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
 
@@ -43,13 +39,8 @@ def find(tools, name):
     return None
 
 
-def script_for(items):
-    users = [i for i in items if isinstance(i, dict) and i.get("role") == "user"]
-    text = json.dumps(users)
-    for marker, script in (SCRIPT.get("agents") or {}).items():
-        if marker in text:
-            return script
-    return SCRIPT
+def script_of(items):
+    return script_for(json.dumps([i for i in items if isinstance(i, dict) and i.get("role") == "user"]))
 
 
 def spawned_agent_id(items):
@@ -87,17 +78,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_POST(self):
-        n = next(counter)
-        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            body = {"_undecodable_bytes": len(raw), "_encoding": self.headers.get("content-encoding")}
-        with open(f"{LOGDIR}/req-{n:03d}.json", "w") as f:
-            json.dump({"path": self.path, "body": body}, f, indent=1)
+        n, body = read_request(self)
         items = body.get("input", []) if isinstance(body, dict) else []
         done = sum(1 for i in items if isinstance(i, dict) and i.get("type") in OUTPUTS)
-        script = script_for(items)
+        script = script_of(items)
         steps = script["steps"]
         if done >= len(steps):
             item = message(n, script.get("final", "Done."))
@@ -134,8 +118,4 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-with open(os.path.join(LOGDIR, "port.tmp"), "w") as f:
-    f.write(str(server.server_address[1]))
-os.replace(os.path.join(LOGDIR, "port.tmp"), os.path.join(LOGDIR, "port"))
-server.serve_forever()
+serve(Handler)
