@@ -340,21 +340,7 @@ mod tests {
     use super::*;
 
     fn codes(n: usize, dim: usize) -> Vec<i8> {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        (0..n)
-            .flat_map(|_| {
-                let mut v: Vec<f32> = (0..dim)
-                    .map(|_| {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        (x % 2000) as f32 / 1000.0 - 1.0
-                    })
-                    .collect();
-                crate::embed::normalise(&mut v);
-                quant::encode(&v)
-            })
-            .collect()
+        (0..n as u64).flat_map(|i| quant::encode(&crate::index::tests::unit_of(i, dim))).collect()
     }
 
     #[test]

@@ -366,17 +366,7 @@ mod tests {
     use super::*;
 
     fn code(seed: u64) -> Vec<i8> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut v: Vec<f32> = (0..8)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x % 2000) as f32 / 1000.0 - 1.0
-            })
-            .collect();
-        crate::embed::normalise(&mut v);
-        quant::encode(&v)
+        quant::encode(&crate::index::tests::unit_of(seed, 8))
     }
 
     #[test]

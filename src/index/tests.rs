@@ -4,10 +4,11 @@
 use super::*;
 use std::path::Path;
 
-/// A pseudo-random unit vector (splitmix64), distinct per seed.
-fn unit(seed: u32) -> Vec<f32> {
-    let mut x = u64::from(seed).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut v: Vec<f32> = (0..16)
+/// A pseudo-random unit vector of `dim` dimensions (splitmix64), distinct per seed; the graph's
+/// and the scope's unit tests use it too.
+pub(super) fn unit_of(seed: u64, dim: usize) -> Vec<f32> {
+    let mut x = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut v: Vec<f32> = (0..dim)
         .map(|_| {
             x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
             let mut z = x;
@@ -18,6 +19,10 @@ fn unit(seed: u32) -> Vec<f32> {
         .collect();
     crate::embed::normalise(&mut v);
     v
+}
+
+fn unit(seed: u32) -> Vec<f32> {
+    unit_of(u64::from(seed), 16)
 }
 
 fn fill(idx: &VectorIndex, scope: &str, range: std::ops::Range<u32>) -> Vec<u64> {

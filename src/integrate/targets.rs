@@ -168,15 +168,10 @@ pub fn gemini_hooks() -> Vec<HookSpec> {
     ]
 }
 
-/// The hooks refrain installs for Qwen Code (Claude Code's format and events).
+/// The hooks refrain installs for Qwen Code: Claude Code's format and events, every tool, so the
+/// same list as Codex's.
 pub fn qwen_hooks() -> Vec<HookSpec> {
-    vec![
-        HookSpec { event: "UserPromptSubmit", matcher: None, timeout_secs: 10 },
-        HookSpec { event: "PostToolUse", matcher: None, timeout_secs: 10 },
-        HookSpec { event: "Stop", matcher: None, timeout_secs: 20 },
-        HookSpec { event: "PreCompact", matcher: None, timeout_secs: 10 },
-        HookSpec { event: "PostCompact", matcher: None, timeout_secs: 10 },
-    ]
+    codex_hooks()
 }
 
 /// The events refrain registers in Cursor's hooks.json.

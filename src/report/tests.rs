@@ -26,6 +26,16 @@ fn home(claude: &[&str], codex: &[&str]) -> (tempfile::TempDir, Options) {
     (d, Options { roots, threads: 2, ..Options::default() })
 }
 
+/// The report of one hand-written Claude Code session of `lines`, on one thread.
+fn report_of(lines: &[String]) -> Report {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("claude/projects/-p");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("s.jsonl"), lines.join("\n")).unwrap();
+    let roots = Roots { claude: Some(d.path().join("claude/projects")), codex: None };
+    run(&Options { roots, threads: 1, ..Options::default() }).0
+}
+
 fn run(opts: &Options) -> (Report, Vec<Arc<FileSummary>>) {
     let files = sources::discover(&opts.roots, opts.since_ms, opts.agent);
     analyze(opts, &files, &Rules::builtin(), None, &|_| {})
@@ -92,9 +102,6 @@ fn a_compaction_between_requests_is_named_as_the_cause() {
     // Two requests, the second reading the 6000 tokens the first left cached; a compaction; a
     // third request reads nothing: 6000 + 200 written before, 0 read -> 6200 lost at Sonnet's
     // $3/Mtok re-written at 1.25x instead of read at 0.1x: 6200 * 3e-6 * 1.15 = 0.02139.
-    let d = tempfile::tempdir().unwrap();
-    let dir = d.path().join("claude/projects/-p");
-    std::fs::create_dir_all(&dir).unwrap();
     let turn = |id: &str, t: &str, read: u64, write: u64| {
         format!(
             r#"{{"type":"assistant","timestamp":"2026-02-01T10:00:{t}Z","cwd":"/p","message":{{"id":"{id}","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"text","text":"ok"}}],"usage":{{"input_tokens":5,"cache_read_input_tokens":{read},"cache_creation_input_tokens":{write}}}}}}}"#
@@ -112,13 +119,7 @@ fn a_compaction_between_requests_is_named_as_the_cause() {
         user.to_string(),
         turn("c", "40", 0, 3000),
     ];
-    std::fs::write(dir.join("s.jsonl"), lines.join("\n")).unwrap();
-    let opts = Options {
-        roots: Roots { claude: Some(d.path().join("claude/projects")), codex: None },
-        threads: 1,
-        ..Options::default()
-    };
-    let (r, _) = run(&opts);
+    let r = report_of(&lines);
     assert_eq!((r.totals.waste.breaks, r.totals.waste.break_tokens), (1, 6200), "{:#?}", r.causes);
     assert_eq!(r.causes[0].kind, "compacted");
     assert!(close(r.totals.waste.break_usd, 6200.0 * 3e-6 * 1.15));
@@ -186,9 +187,6 @@ fn every_fixture_reads_without_unreadable_files_and_filters_apply() {
 fn repeated_reads_count_once_per_unchanged_reread_and_reset_on_compaction() {
     // A hand-made session: a.rs read three times (the third after an Edit), b.rs twice with a
     // compaction in between. Only the second read of a.rs repeats: 800 bytes -> 200 tokens.
-    let d = tempfile::tempdir().unwrap();
-    let dir = d.path().join("claude/projects/-p");
-    std::fs::create_dir_all(&dir).unwrap();
     let body = "y".repeat(800);
     let read = |id: &str, p: &str| {
         format!(
@@ -218,13 +216,7 @@ fn repeated_reads_count_once_per_unchanged_reread_and_reset_on_compaction() {
         read("5", "/p/b.rs"),
         result("5"),
     ];
-    std::fs::write(dir.join("s.jsonl"), lines.join("\n")).unwrap();
-    let opts = Options {
-        roots: Roots { claude: Some(d.path().join("claude/projects")), codex: None },
-        threads: 1,
-        ..Options::default()
-    };
-    let (r, _) = run(&opts);
+    let r = report_of(&lines);
     assert_eq!((r.totals.waste.repeated_reads, r.totals.waste.repeated_read_tokens), (1, 200));
     assert_eq!(r.repeated_files.len(), 1);
     assert_eq!(r.repeated_files[0].path, "/p/a.rs");

@@ -11,20 +11,23 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hooks")
 }
 
-/// Runs a hook with `stdin`, returns (stdout, elapsed).
-pub fn hook(home: &Path, project: &Path, agent: &str, event: &str, stdin: &[u8]) -> (String, Duration) {
-    let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_refrain"))
-        .args(["hook", agent, event])
+/// `refrain ARGS` in `project` with its own home and no model, stdin and stdout piped.
+fn refrain(home: &Path, project: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_refrain"));
+    cmd.args(args)
         .current_dir(project)
         .env("REFRAIN_HOME", home)
         .env("REFRAIN__MODEL__ENABLED", "false")
         .env_remove("REFRAIN_PROJECT")
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stdout(Stdio::piped());
+    cmd
+}
+
+/// Runs a hook with `stdin`, returns (stdout, elapsed).
+pub fn hook(home: &Path, project: &Path, agent: &str, event: &str, stdin: &[u8]) -> (String, Duration) {
+    let started = Instant::now();
+    let mut child = refrain(home, project, &["hook", agent, event]).stderr(Stdio::piped()).spawn().unwrap();
     // A hook for an event refrain ignores may exit before reading: a broken pipe is fine.
     let _ = child.stdin.take().unwrap().write_all(stdin);
     let out = child.wait_with_output().unwrap();
@@ -70,17 +73,7 @@ fn captured_payloads_are_answered_without_breaking_the_agent(
 
 /// Starts `refrain serve` on the project (the store's owner) and waits until its socket is up.
 fn serve(home: &Path, project: &Path) -> std::process::Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_refrain"))
-        .arg("serve")
-        .current_dir(project)
-        .env("REFRAIN_HOME", home)
-        .env("REFRAIN__MODEL__ENABLED", "false")
-        .env_remove("REFRAIN_PROJECT")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = refrain(home, project, &["serve"]).stderr(Stdio::null()).spawn().unwrap();
     let p = refrain::project::Project::at(project.canonicalize().unwrap(), home);
     let started = Instant::now();
     while !p.socket_path().exists() {

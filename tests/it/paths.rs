@@ -6,10 +6,8 @@
 
 use crate::support::{Env, Server, write};
 use serde_json::{Value, json};
-use std::io::Write;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 /// A project with symlinks pointing out of it, and the outside directory they point at.
 struct Scene {
@@ -132,20 +130,7 @@ fn post_tool_use(env: &Env, tool_input: Value, response: &str) {
         "tool_name": tool_input["tool"], "tool_input": tool_input["input"],
         "tool_response": {"type": "text", "file": {"filePath": "x", "content": response}},
     });
-    let mut child = std::process::Command::new(crate::support::bin())
-        .args(["hook", "claude", "PostToolUse"])
-        .current_dir(env.root())
-        .env("REFRAIN_HOME", env.home.path())
-        .env("REFRAIN_MODEL_DIR", &env.models)
-        .env_remove("REFRAIN_PROJECT")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(payload.to_string().as_bytes());
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
+    crate::hook::hook(env.home.path(), &env.root(), "claude", "PostToolUse", payload.to_string().as_bytes());
 }
 
 #[tokio::test]

@@ -181,7 +181,8 @@ fn qwen_code_subagents_are_never_told_they_have_a_file_their_parent_read() {
 
     let main = mock.calls_in(Api::Chat, marker, false);
     assert!(main.iter().any(|c| c["name"] == "agent"), "the subagent was not started: {main:#?}");
-    let shown = |c: &&Value| c["name"] == "run_shell_command" && c["result"].to_string().contains("Step 30 of the release");
+    let shown =
+        |c: &&Value| c["name"] == "run_shell_command" && c["result"].to_string().contains("Step 30 of the release");
     assert!(main.iter().any(|c| shown(&c)), "no read of the parent's showed the guide: {main:#?}");
     let sub = mock.calls_in(Api::Chat, marker, true);
     let texts: Vec<&str> = sub.iter().filter_map(|c| c["result"].as_str()).collect();
