@@ -1,14 +1,24 @@
 //! The plan cache: reuse a plan for every task of the same kind, and never for a different one.
+//! Plain Rust, no rmcp types. The files, in the order a task goes through them:
 //!
-//! `mask` finds a task's values (`params` by type, `names` by shape and place, over `words`) and
-//! masks them; `normalise` and `key` file a task in an intent bucket (organisation, never a
-//! gate); `extract` generalises an executed trace; `head` is what lookup reads of a stored plan
-//! (`headcode` its binary layout, `heads` where it is kept); `hits` batches hit stamps;
-//! `align` fills its slots from a new task, `coverage` checks every value is accounted for;
-//! `lookup` gathers candidates, gates them, asks the verifier and serves the first that fills and
-//! validates (`fill`, `validate`, `report`); `accept` fills a suggested plan the agent accepted;
-//! `library` keeps plans in the store; `service` stores and takes feedback. Plain Rust, no rmcp
-//! types.
+//! 1. **Reading a task.** `intake` checks sizes and redacts secrets; `words` splits it with byte
+//!    offsets; `params` finds typed values (paths, versions, flags, URLs...) and `names` the
+//!    untyped ones (`run_server`, "the fn parse"); `mask` replaces both with placeholders.
+//!    `normalise` reduces the task to an action and a target kind with `lexicon`'s tables, and
+//!    `key` hashes that pair into a bucket: without a model, the bucket is how candidates are
+//!    found, and `coverage` and `names` read `lexicon`'s stop words. `canon` optionally asks an
+//!    LLM for the pair instead.
+//! 2. **Storing.** `template` is a plan (steps, slots, provenance, counters); `extract` turns an
+//!    executed trace into one; `service` stores it (and takes feedback); `library` keeps it in the
+//!    store, with `head` (what a lookup reads of it), `headcode` (its bytes) and `heads` (where
+//!    heads live); `alias` remembers a phrasing the agent proved to be a plan's task.
+//! 3. **Looking up.** `lookup` gathers candidates (same text, aliases, nearest embeddings, the
+//!    bucket), gates each (`align` fills its slots from the new task, `coverage` checks every
+//!    value is used, `spelling` catches a stored value left in another spelling), asks the
+//!    verifier, fills (`fill`) and validates (`validate`) the first that passes, and answers
+//!    (`report`); `hits` batches hit stamps.
+//! 4. **Handing over.** `frame` renders a plan as quoted, attributed data with `risk`'s marks on
+//!    dangerous steps; `accept` fills a suggested plan the agent chose by id.
 
 pub mod accept;
 pub mod alias;
