@@ -9,6 +9,7 @@ mod browser;
 mod bulk;
 mod dedup;
 mod embed_model;
+mod fixtures;
 mod hook;
 mod http;
 mod install;

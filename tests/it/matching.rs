@@ -7,6 +7,7 @@
 //! Most tests place the threshold themselves (a calibration file beside the model) so they check
 //! behaviour, not the shipped operating point; the near-miss test uses what ships.
 
+use crate::fixtures::cosine_at;
 use crate::support::{Env, Server};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -14,12 +15,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 const TOOL: &str = "WebSearch";
-
-/// A calibration whose plain-cosine threshold for results sits just above `t`.
-fn cosine_at(t: f32) -> Value {
-    json!({"version": 1, "rule": "test", "embedding_model": "all-MiniLM-L6-v2-int8", "verifier_sha256": null,
-           "kinds": {"result": {"cosine": {"test": {"n": 400, "scored": 1, "top": [t]}}}}})
-}
 
 async fn store(s: &Server, query: &str, result: &str) -> String {
     let out =
@@ -61,7 +56,7 @@ async fn the_same_text_hits_without_any_model() {
 
 #[tokio::test]
 async fn a_near_match_that_fails_verification_is_a_suggestion_not_a_hit() {
-    let env = Env::with_calibration(&cosine_at(0.99));
+    let env = Env::with_calibration(&cosine_at("result", 0.99));
     let s = env.serve().await;
     store(&s, "How do I install Rust on Ubuntu?", "use rustup").await;
     let miss = ask(&s, "how can I install Rust on an Ubuntu machine").await;
@@ -82,7 +77,7 @@ async fn a_near_match_that_fails_verification_is_a_suggestion_not_a_hit() {
 
 #[tokio::test]
 async fn numbers_and_versions_that_differ_are_never_served() {
-    let env = Env::with_calibration(&cosine_at(0.5));
+    let env = Env::with_calibration(&cosine_at("result", 0.5));
     let s = env.serve().await;
     store(&s, "install python 3.11 on ubuntu", "apt install python3.11").await;
     let miss = ask(&s, "install python 3.12 on ubuntu").await;
@@ -96,7 +91,7 @@ async fn numbers_and_versions_that_differ_are_never_served() {
 
 #[tokio::test]
 async fn another_term_direction_or_tool_is_refused_with_its_reason() {
-    let env = Env::with_calibration(&cosine_at(0.5));
+    let env = Env::with_calibration(&cosine_at("result", 0.5));
     let s = env.serve().await;
     store(&s, "java string to localdate", "LocalDate.parse(s)").await;
     store(&s, "python enum from string value", "Color(value)").await;
@@ -116,7 +111,7 @@ async fn another_term_direction_or_tool_is_refused_with_its_reason() {
 
 #[tokio::test]
 async fn wrong_reports_raise_the_entry_threshold_then_quarantine_it() {
-    let env = Env::with_calibration(&cosine_at(0.6));
+    let env = Env::with_calibration(&cosine_at("result", 0.6));
     let s = env.serve().await;
     let key = store(&s, "how do I list docker containers", "docker ps").await;
     let q = "show me the running docker containers";
@@ -145,7 +140,7 @@ async fn wrong_reports_raise_the_entry_threshold_then_quarantine_it() {
 
 #[tokio::test]
 async fn cache_stats_says_how_matching_is_done() {
-    let env = Env::with_calibration(&cosine_at(0.9));
+    let env = Env::with_calibration(&cosine_at("result", 0.9));
     let s = env.serve().await;
     ask(&s, "warm up").await;
     let stats = s.ok("cache_stats", json!({})).await;
@@ -215,7 +210,7 @@ async fn mock_llm(content: &'static str, delay: Duration) -> (String, Arc<Atomic
 
 /// The cosine of a pair as the server sees it.
 async fn cosine_of(stored: &str, query: &str) -> f32 {
-    let env = Env::with_calibration(&cosine_at(1.5));
+    let env = Env::with_calibration(&cosine_at("result", 1.5));
     let s = env.serve().await;
     store(&s, stored, "r").await;
     let out = s.ok("response_cache_get", json!({"tool": TOOL, "query": query, "explain": true})).await;
@@ -225,7 +220,7 @@ async fn cosine_of(stored: &str, query: &str) -> f32 {
 /// A server whose cosine threshold sits at `threshold`, with the LLM judge pointed at `base`
 /// through the user's own config file.
 async fn judged(threshold: f32, base: &str, budget_ms: u64) -> (Env, Server) {
-    let env = Env::with_calibration(&cosine_at(threshold));
+    let env = Env::with_calibration(&cosine_at("result", threshold));
     let config = env.home.path().join("refrain.toml");
     let body = format!(
         "[llm]\nenabled = true\nbase_url = \"{base}\"\nmodel = \"m\"\ntimeout_ms = 5000\n[matching]\nllm_budget_ms = {budget_ms}\n"

@@ -4,29 +4,21 @@
 //! never a hit (hit counters and the plan's hit stamp stay as they were), counted apart, and an
 //! unknown, quarantined or other project's id is refused with the fix.
 
+use crate::fixtures::{OLD_LOGS, cosine_at, one_step, store_old_logs};
 use crate::support::{Env, Server};
 use serde_json::{Value, json};
-
-/// A one-step shell plan, as a trace (the way the Stop hook stores what the agent ran).
-fn one_step(command: &str) -> Value {
-    json!({"steps": [{"tool": "Bash", "inputs": {"command": command}, "side_effect": true, "family": "shell"}]})
-}
 
 /// A calibration that serves no rephrasing (plain cosine must reach 0.99), so near matches come
 /// back as suggestions.
 fn strict() -> Value {
-    json!({"version": 1, "rule": "test", "embedding_model": "all-MiniLM-L6-v2-int8", "verifier_sha256": null,
-           "kinds": {"plan": {"cosine": {"test": {"n": 400, "scored": 1, "top": [0.99]}}}}})
+    cosine_at("plan", 0.99)
 }
-
-const OLD_LOGS: &str = "find files modified more than 30 days ago in /var/log";
 
 async fn serve_with_old_logs(env: &Env) -> (Server, String) {
     let mut cmd = env.cmd(&["serve"]);
     cmd.env("REFRAIN__PLANS__SUGGEST_MIN_SCORE", "0.5");
     let s = Server::spawn(cmd).await;
-    let stored = s.ok("plan_store", json!({"task": OLD_LOGS, "trace": one_step("find /var/log -mtime +30")})).await;
-    let id = stored["plan_id"].as_str().unwrap().to_string();
+    let id = store_old_logs(&s).await;
     (s, id)
 }
 

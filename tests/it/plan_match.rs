@@ -3,15 +3,11 @@
 //! accounted for before any model is asked, the verifier's verdict is reported per candidate, a
 //! rejected near match is only a suggestion, and feedback raises a plan's own bar.
 
+use crate::fixtures::{OLD_LOGS, cosine_at, one_step, store_old_logs};
 use crate::support::{Env, Server};
 use serde_json::{Value, json};
 use std::process::Stdio;
 use tokio::io::AsyncWriteExt;
-
-/// A one-step shell plan, as a trace (the way the Stop hook stores what the agent ran).
-fn one_step(command: &str) -> Value {
-    json!({"steps": [{"tool": "Bash", "inputs": {"command": command}, "side_effect": true, "family": "shell"}]})
-}
 
 /// Where the tests put the plan threshold: above what near misses of the stored task reach with
 /// the real model, below its rephrasings.
@@ -148,23 +144,9 @@ async fn remove_is_never_served_an_add_plan() {
     }
 }
 
-/// A calibration whose plain-cosine threshold for plans sits just above `t` (the tests place the
-/// threshold themselves, so they check behaviour rather than the shipped operating point).
-fn plan_cosine_at(t: f32) -> Value {
-    json!({"version": 1, "rule": "test", "embedding_model": "all-MiniLM-L6-v2-int8", "verifier_sha256": null,
-           "kinds": {"plan": {"cosine": {"test": {"n": 400, "scored": 1, "top": [t]}}}}})
-}
-
-const OLD_LOGS: &str = "find files modified more than 30 days ago in /var/log";
-
-async fn store_old_logs(s: &Server) -> String {
-    let stored = store(s, OLD_LOGS, one_step("find /var/log -mtime +30")).await;
-    stored["plan_id"].as_str().unwrap().to_string()
-}
-
 #[tokio::test]
 async fn a_rephrased_shell_task_hits_with_its_own_values() {
-    let env = Env::with_calibration(&plan_cosine_at(THRESHOLD));
+    let env = Env::with_calibration(&cosine_at("plan", THRESHOLD));
     let s = env.serve().await;
     let id = store_old_logs(&s).await;
     for (task, command) in [
@@ -181,7 +163,7 @@ async fn a_rephrased_shell_task_hits_with_its_own_values() {
 
 #[tokio::test]
 async fn near_misses_and_never_stored_tasks_get_no_plan() {
-    let env = Env::with_calibration(&plan_cosine_at(THRESHOLD));
+    let env = Env::with_calibration(&cosine_at("plan", THRESHOLD));
     let s = env.serve().await;
     store_old_logs(&s).await;
     store(&s, "show the disk usage of the /srv directory", one_step("du -sh /srv")).await;
@@ -206,7 +188,7 @@ async fn near_misses_and_never_stored_tasks_get_no_plan() {
 
 #[tokio::test]
 async fn a_rejected_near_match_is_a_suggestion_not_a_hit() {
-    let env = Env::with_calibration(&plan_cosine_at(0.99));
+    let env = Env::with_calibration(&cosine_at("plan", 0.99));
     let mut cmd = env.cmd(&["serve"]);
     cmd.env("REFRAIN__PLANS__SUGGEST_MIN_SCORE", "0.5");
     let s = Server::spawn(cmd).await;
@@ -228,7 +210,7 @@ async fn a_rejected_near_match_is_a_suggestion_not_a_hit() {
 
 #[tokio::test]
 async fn failures_raise_the_plans_own_threshold_then_quarantine_it() {
-    let env = Env::with_calibration(&plan_cosine_at(THRESHOLD));
+    let env = Env::with_calibration(&cosine_at("plan", THRESHOLD));
     let s = env.serve().await;
     let id = store_old_logs(&s).await;
     let other = "which files under /srv/www were modified more than 7 days ago";
@@ -255,7 +237,7 @@ async fn failures_raise_the_plans_own_threshold_then_quarantine_it() {
 
 #[tokio::test]
 async fn explain_scores_every_candidate_and_names_the_gate() {
-    let env = Env::with_calibration(&plan_cosine_at(THRESHOLD));
+    let env = Env::with_calibration(&cosine_at("plan", THRESHOLD));
     let s = env.serve().await;
     store_old_logs(&s).await;
     let l = s.ok("plan_lookup", json!({"task": "find files larger than 100 MB in /var/log", "explain": true})).await;
