@@ -64,6 +64,8 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCode> {
             Some(Err(e)) if e.is_fatal() => Some(e),
             _ => None,
         };
+        // Tool replies' ledger lines still queued are written before the final flush.
+        crate::ledger::settle().await;
         link.shutdown().await;
         drop(link);
         if let Some(e) = failed {

@@ -131,6 +131,8 @@ impl Refrain {
     )]
     pub async fn cache_stats(&self, Parameters(p): Parameters<CacheStatsParams>) -> Result<CallToolResult, ErrorData> {
         let app = &self.app;
+        // Tool replies' ledger lines are written after their answers: include every one so far.
+        ledger::settle().await;
         let mut records = BTreeMap::new();
         for t in [trees::PLANS, trees::RESPONSES, trees::VECTORS, trees::EVENTS] {
             records.insert(t.0.to_string(), app.store.len(t).map_err(|e| internal(e.to_string()))?);

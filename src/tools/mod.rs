@@ -72,8 +72,8 @@ pub fn reply<T: Serialize>(text: impl Into<String>, out: &T) -> Result<CallToolR
 /// Agents show the model either the text or the structured output (Claude Code and Codex the
 /// structured one, Gemini CLI and opencode the text), so the larger of the two is counted; with
 /// `carried` (a served result, which the tool's own run would have put there anyway) only the
-/// envelope around it is. A ledger that
-/// cannot be written costs the answer nothing: the failure is logged.
+/// envelope around it is. The line is counted and written after the answer leaves
+/// (`ledger::record_later`); a ledger that cannot be written costs the answer nothing.
 pub fn ledgered(
     app: &App,
     kind: crate::ledger::Kind,
@@ -82,25 +82,27 @@ pub fn ledgered(
     result: Result<CallToolResult, ErrorData>,
 ) -> Result<CallToolResult, ErrorData> {
     let Ok(r) = &result else { return result };
-    let added = match (carried, &r.structured_content) {
+    // Serialised here (cheap), counted on the ledger's thread (the tokenizer is not).
+    let texts: Vec<String> = match (carried, &r.structured_content) {
         // A served result: only its envelope is refrain's (counting the result itself twice
         // would cost a large hit its speed).
         (Some(_), Some(serde_json::Value::Object(o))) => {
             let mut envelope = o.clone();
             envelope.remove("result");
-            crate::tokens::count(&serde_json::Value::Object(envelope).to_string())
+            vec![serde_json::Value::Object(envelope).to_string()]
         }
         _ => {
             let text: String = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.as_str())).collect();
             let structured = r.structured_content.as_ref().map(|v| v.to_string()).unwrap_or_default();
-            crate::tokens::count(&text).max(crate::tokens::count(&structured))
+            vec![text, structured]
         }
     };
-    let mut line = crate::ledger::Line::counted("mcp", None, kind, "", "", subject);
-    line.added = added;
-    if let Err(e) = crate::ledger::record(&app.store, &line) {
-        tracing::warn!(error = %e, "the savings ledger could not record a tool reply");
-    }
+    let subject = subject.to_string();
+    crate::ledger::record_later(&app.store, move || {
+        let mut line = crate::ledger::Line::counted("mcp", None, kind, "", "", &subject);
+        line.added = texts.iter().map(|t| crate::tokens::count(t)).max().unwrap_or(0);
+        line
+    });
     result
 }
 
