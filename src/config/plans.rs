@@ -19,8 +19,9 @@ pub struct PlansConfig {
     /// How much each reported failure raises that plan's verifier threshold (a success halves the
     /// raise again).
     pub failure_bias: f32,
-    /// Lowest verifier score at which a near match that failed verification comes back as a
-    /// `suggestion` (never a hit).
+    /// Lowest score (the verifier's, else the masked tasks' cosine) at which a near stored plan
+    /// comes back as one of a miss's `suggestions` (never a hit). 0.3 was chosen on refrain's
+    /// development families (docs/plans.md).
     pub suggest_min_score: f32,
     /// Candidates reported with a lookup (the nearest ones, with the stage they failed).
     pub report_candidates: usize,
@@ -38,7 +39,7 @@ impl Default for PlansConfig {
             bucket_candidates: 32,
             quarantine_after: 3,
             failure_bias: 0.05,
-            suggest_min_score: 0.5,
+            suggest_min_score: 0.3,
             report_candidates: 5,
             max_task_bytes: 16 * 1024,
             max_plan_bytes: 256 * 1024,

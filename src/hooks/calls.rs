@@ -170,10 +170,15 @@ pub struct NearPlan {
     pub differs: String,
 }
 
-/// Reads a missed `plan_lookup` answer's suggestions, when the best clears `floor`; at most two
-/// (the block they make stays within its budget).
+/// Reads a missed `plan_lookup` answer's suggestions no gate refused, when the best clears
+/// `floor`; at most two (the block they make stays within its budget).
 pub fn read_suggestions(out: &Value, floor: f32) -> Vec<NearPlan> {
-    let list = out.get("suggestions").and_then(Value::as_array).cloned().unwrap_or_default();
+    // What a gate refused is for an agent that asked to judge, not for a hook to offer unasked.
+    let list: Vec<Value> = out
+        .get("suggestions")
+        .and_then(Value::as_array)
+        .map(|l| l.iter().filter(|s| s.get("gated").and_then(Value::as_bool) != Some(true)).cloned().collect())
+        .unwrap_or_default();
     let best = list.first().and_then(|s| s.get("score")).and_then(Value::as_f64).unwrap_or(0.0);
     if out.get("status").and_then(Value::as_str) != Some("miss") || best < f64::from(floor) {
         return Vec::new();
@@ -215,5 +220,17 @@ mod tests {
         let suggestion = json!({"status": "miss", "reason": "asks something different",
             "suggestion": {"query": "a near stored query", "score": 0.7, "threshold": 0.9}});
         assert_eq!(read_cache_hit(&suggestion), None);
+    }
+
+    #[test]
+    fn a_hook_offers_near_plans_no_gate_refused_and_only_above_its_floor() {
+        let near = |id: &str, score: f64, gated: bool| json!({"plan_id": id, "task": format!("task {id}"), "score": score, "failed": "verifier", "detail": "", "gated": gated});
+        let miss = |list: Vec<Value>| json!({"status": "miss", "suggestions": list});
+        let ids = |v: Vec<NearPlan>| v.into_iter().map(|n| n.plan_id).collect::<Vec<_>>();
+        // A refused plan above the floor is skipped; the next one decides whether the block shows.
+        assert_eq!(ids(read_suggestions(&miss(vec![near("a", 0.9, true), near("b", 0.7, false)]), 0.6)), ["b"]);
+        assert!(read_suggestions(&miss(vec![near("a", 0.9, true), near("b", 0.5, false)]), 0.6).is_empty());
+        assert_eq!(ids(read_suggestions(&miss(vec![near("a", 0.8, false), near("b", 0.7, false)]), 0.6)), ["a", "b"]);
+        assert!(read_suggestions(&json!({"status": "hit", "suggestions": [near("a", 0.9, false)]}), 0.6).is_empty());
     }
 }

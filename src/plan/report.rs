@@ -75,14 +75,19 @@ pub struct Suggestion {
     pub plan_id: String,
     /// The task it was stored for, as written.
     pub task: String,
-    /// The verifier's score.
+    /// The verifier's score, else (a gate refused it before scoring) the masked tasks' cosine.
     pub score: f32,
-    /// Why it was not served: `verifier` (scored below its threshold), `coverage` (a value of one
-    /// task has no place in the other) or `required_slots` (a value the plan needs is not in the
-    /// task: accepting it lists the slot, give it in `context`).
+    /// Why it was not served: `verifier` (scored below its threshold, or a verifier gate named in
+    /// `detail`), `coverage` (a value of one task has no place in the other), `required_slots` (a
+    /// value the plan needs is not in the task: accepting it lists the slot, give it in
+    /// `context`), or the plan-side gate that refused it (`opposite`, `program`...).
     pub failed: String,
     /// Which value or score.
     pub detail: String,
+    /// A gate refused it for this task (which one `failed` and `detail` say): shown for the agent
+    /// to judge, never offered by a hook.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gated: bool,
     /// Values the two tasks do not share: the stored task's, then this one's (what taking the
     /// plan would change).
     #[serde(skip_serializing_if = "Differs::is_empty")]

@@ -144,6 +144,24 @@ async fn remove_is_never_served_an_add_plan() {
     }
 }
 
+/// Gates decide hits, never what is shown: the add plan a gate refused for "remove ..." still
+/// reaches the agent as a suggestion, saying which gate refused it, and taking it stays the
+/// agent's call (it is never served).
+#[tokio::test]
+async fn a_plan_a_gate_refused_is_still_suggested_with_the_gate_named() {
+    let env = Env::new();
+    let s = env.serve().await;
+    let template = json!({"steps": [{"tool": "Edit", "inputs": {"path": "{{params.path}}", "add": "{{params.flag}}"}, "side_effect": true}],
+        "slots": [{"name": "flag", "type": "flag"}, {"name": "path", "type": "path"}]});
+    let stored =
+        s.ok("plan_store", json!({"task": "add a `--verbose` flag to src/main.rs", "template": template})).await;
+    let l = s.ok("plan_lookup", json!({"task": "remove the `--verbose` flag from src/main.rs", "explain": true})).await;
+    assert_eq!(l["status"], "miss", "{l}");
+    let first = &l["explain"]["suggestions"][0];
+    assert_eq!(first["plan_id"], stored["plan_id"], "the refused plan is not shown: {l}");
+    assert_eq!((&first["failed"], &first["gated"]), (&json!("opposite"), &json!(true)), "{l}");
+}
+
 #[tokio::test]
 async fn a_rephrased_shell_task_hits_with_its_own_values() {
     let env = Env::with_calibration(&cosine_at("plan", THRESHOLD));
