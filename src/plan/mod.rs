@@ -7,8 +7,8 @@
 //! `align` fills its slots from a new task, `coverage` checks every value is accounted for;
 //! `lookup` gathers candidates, gates them, asks the verifier and serves the first that fills and
 //! validates (`fill`, `validate`, `report`); `accept` fills a suggested plan the agent accepted;
-//! `library` keeps plans in the store; `service` stores and takes feedback. Plain Rust, no rmcp
-//! types.
+//! `library` keeps plans in the store; `service` stores and takes feedback; `review` says whose
+//! team plans are served (`team.accept`, `refrain plans review`). Plain Rust, no rmcp types.
 
 pub mod accept;
 pub mod alias;
@@ -32,6 +32,7 @@ pub mod names;
 pub mod normalise;
 pub mod params;
 pub mod report;
+pub mod review;
 pub mod risk;
 pub mod service;
 pub mod spelling;
@@ -90,6 +91,14 @@ pub enum Error {
         /// Why it is quarantined.
         why: String,
     },
+    /// `plan_lookup` was asked to accept a team plan this user's settings do not serve.
+    #[error("plan {id} is a team plan your settings do not serve ({why}); leave `plan_id` out to look the task up")]
+    NotAccepted {
+        /// The plan.
+        id: String,
+        /// Why it is not served.
+        why: String,
+    },
     /// An accepted plan fails a validation stage the caller's values or caps decide.
     #[error("plan {id} cannot be served as asked: `{stage}` failed: {detail}")]
     NotServable {
@@ -113,6 +122,7 @@ impl Error {
                 | Error::NotFound(_)
                 | Error::NoSuchSuggestion(_)
                 | Error::QuarantinedSuggestion { .. }
+                | Error::NotAccepted { .. }
                 | Error::NotServable { .. }
                 | Error::Store(crate::store::Error::Full { .. })
         )
