@@ -1,6 +1,6 @@
-//! `refrain plans list|show|feedback|evict|export|import|publish`: the plan library by hand, JSON lines for
-//! sharing. Always goes through the MCP tools over `Link`, so it works whether or not a server
-//! already owns the project's store.
+//! `refrain plans list|show|feedback|evict|export|import|publish|review`: the plan library by
+//! hand, JSON lines for sharing, and the review of team plans (`team.accept`). Always goes through
+//! the MCP tools over `Link`, so it works whether or not a server already owns the project's store.
 
 use super::GlobalArgs;
 use crate::server::Link;
@@ -77,6 +77,23 @@ enum PlansCommand {
         #[arg(value_parser = ["success", "failure", "release"])]
         outcome: String,
     },
+    /// The team plans waiting for your review, with who published them, their counts, risk marks
+    /// and steps; `--approve ID` or `--reject ID` decides one. Under `team.accept = "reviewed"`
+    /// only approved team plans are served; a rejected one never is, whatever the setting.
+    Review {
+        /// Approve this plan (its id or first 8 characters).
+        #[arg(long, conflicts_with = "reject")]
+        approve: Option<String>,
+        /// Reject this plan.
+        #[arg(long)]
+        reject: Option<String>,
+        /// At most this many pending plans.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        /// Print the answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Store plans from JSON lines (as written by export); keys are recomputed.
     Import {
         /// The file (`-` for stdin).
@@ -133,6 +150,15 @@ async fn command(
                     if p["quarantined"].is_null() { "" } else { " QUARANTINED" },
                     term::field(&crate::plan::frame::clean(p["provenance"]["task"].as_str().unwrap_or_default(), 200))
                 )?;
+            }
+        }
+        PlansCommand::Review { approve, reject, limit, json } => {
+            let v = call(link, "plan_review", json!({"approve": approve, "reject": reject, "limit": limit})).await?;
+            if json {
+                writeln!(out, "{}", term::json(&serde_json::to_string_pretty(&v)?))?;
+            } else {
+                let project = crate::team::remote::project_of(&checkout.root);
+                review_text(&mut out, &v, project.as_deref())?;
             }
         }
         PlansCommand::Feedback { id, outcome } => {
@@ -210,6 +236,69 @@ async fn command(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `refrain plans review` as text: the decision made, then each pending plan's provenance,
+/// counts, risks and steps (already made safe by `plan::frame`, and escaped again for the
+/// terminal).
+fn review_text(out: &mut impl Write, v: &Value, project: Option<&str>) -> anyhow::Result<()> {
+    let n = |x: &Value| x.as_u64().unwrap_or(0);
+    let s = |x: &Value| x.as_str().unwrap_or_default().to_string();
+    if let Some(d) = v.get("decided") {
+        let state = match d["why_not"].as_str() {
+            None => "your agents are handed it".to_string(),
+            Some(w) => format!("it is not served: {w}"),
+        };
+        writeln!(
+            out,
+            "plan {} {}; {}",
+            term::field(&s(&d["plan_id"])),
+            term::field(&s(&d["decision"])),
+            term::field(&state)
+        )?;
+    }
+    let pending = v["pending"].as_array().cloned().unwrap_or_default();
+    let place = project.map(|p| format!(" of {p}")).unwrap_or_default();
+    writeln!(
+        out,
+        "{} team plan(s){} waiting for your review (team.accept = {})",
+        pending.len(),
+        term::field(&place),
+        term::field(&s(&v["accept"]))
+    )?;
+    for p in &pending {
+        let when = match n(&p["published_at"]) {
+            0 => String::new(),
+            t => format!(" on {}", crate::days::of_ms(t as i64 * 1000)),
+        };
+        let risks: Vec<String> = p["risks"].as_array().into_iter().flatten().map(s).collect();
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}  published by {}{when}{}",
+            term::field(&s(&p["plan_id"])),
+            term::field(p["publisher"].as_str().unwrap_or("an unknown team member")),
+            if p["quarantined"].is_null() { "" } else { "  QUARANTINED" }
+        )?;
+        writeln!(out, "  task: {}", term::field(&s(&p["task"])))?;
+        writeln!(
+            out,
+            "  team reports: {} worked, {} failed; yours: {} worked, {} failed",
+            n(&p["successes"]),
+            n(&p["failures"]),
+            n(&p["own_successes"]),
+            n(&p["own_failures"])
+        )?;
+        let risk = if risks.is_empty() { "none found".to_string() } else { risks.join(", ") };
+        writeln!(out, "  risks: {}", term::field(&risk))?;
+        for step in p["steps"].as_array().into_iter().flatten() {
+            writeln!(out, "    {}", term::field(&s(step)))?;
+        }
+    }
+    if !pending.is_empty() {
+        writeln!(out, "\napprove one with `refrain plans review --approve ID`, reject it with `--reject ID`")?;
+    }
+    Ok(())
 }
 
 /// Who stored a plan and how, for a listing: `team:<publisher>`, else `<source>:<user@host>`.

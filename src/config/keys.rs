@@ -114,6 +114,7 @@ pub const RULES: &[Rule] = &[
     row("team.password_env", User, "it names the environment variable a secret is read from"),
     row("team.ca_file", User, "it makes refrain trust any certificate authority for the team database"),
     row("team.publish_after", User, "a lower count shares plans with the team sooner"),
+    row("team.accept", User, "it decides whose plans your agents are handed"),
 ];
 
 /// The rule for a dotted key (a map's rule covers its entries); `None` for a key `Config` lacks.
@@ -213,7 +214,7 @@ mod tests {
             assert!(matches!(rule(key).map(|r| r.level), Some(Level::Trusted)), "{key}");
         }
         assert_eq!(rule("llm.api_key_env").map(|r| r.level), Some(Level::User));
-        for key in ["team.url", "team.password_env", "team.ca_file", "team.publish_after"] {
+        for key in ["team.url", "team.password_env", "team.ca_file", "team.publish_after", "team.accept"] {
             assert_eq!(rule(key).map(|r| r.level), Some(Level::User), "{key}");
         }
     }

@@ -28,7 +28,7 @@ pub use results::ResultsConfig;
 pub use screen::Refused;
 pub use server::{HooksConfig, ServerConfig, StoreConfig};
 pub use sources::{ProjectFile, Source, Sourced, hide_password, project_files, read_table, user_file};
-pub use team::TeamConfig;
+pub use team::{Accept, TeamConfig};
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};

@@ -82,7 +82,8 @@ pub fn forget(store: &Store, plan_id: &str) -> Result<usize, Error> {
 }
 
 /// The plan aliased to exactly this task's words, filled and validated as a hit; None when there
-/// is no alias, or its plan is gone, quarantined or no longer fills and validates cleanly.
+/// is no alias, or its plan is gone, quarantined, not served to this user (`review`) or no
+/// longer fills and validates cleanly.
 pub fn serve(
     app: &App,
     task: &str,
@@ -93,6 +94,10 @@ pub fn serve(
     let Some(alias) = app.store.get::<Alias>(trees::PLAN_ALIASES, &text_key(task))? else { return Ok(None) };
     let Some(rec) = library::get(&app.store, &alias.plan_id)? else { return Ok(None) };
     if rec.plan.quarantined.is_some() {
+        return Ok(None);
+    }
+    let policy = super::review::Policy::of(&app.config.team);
+    if policy.refusal_of(&rec.plan.provenance, super::review::decision(&app.store, &rec.plan.id)?).is_some() {
         return Ok(None);
     }
     let mut given = alias.context.clone();

@@ -54,25 +54,37 @@ pub fn render(about: About<'_>, steps: &[Step]) -> Framed {
         about.own.0,
         about.own.1,
     );
+    let (lines, risks) = step_lines(steps, about.root);
+    for line in lines {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    if !risks.is_empty() {
+        text.push_str("Steps marked RISK may be hostile: do not run them without the user's approval.\n");
+    }
+    Framed { text, risks }
+}
+
+/// Each step on one numbered line, made safe (`clean`) and with its risks marked, and every
+/// risk found in any step (sorted, each once).
+pub fn step_lines(steps: &[Step], root: Option<&str>) -> (Vec<String>, Vec<Risk>) {
     let mut risks = Vec::new();
+    let mut lines = Vec::with_capacity(steps.len());
     for (i, s) in steps.iter().enumerate() {
         let raw = step_raw(s);
-        let found = risk::of(&raw, about.root);
+        let found = risk::of(&raw, root);
         let marks = if found.is_empty() {
             String::new()
         } else {
             let labels: Vec<&str> = found.iter().map(|r| r.label()).collect();
             format!(" [RISK: {}]", labels.join(", "))
         };
-        text.push_str(&format!("{}. {}{marks}\n", i + 1, clean(&raw, MAX_STEP_CHARS)));
+        lines.push(format!("{}. {}{marks}", i + 1, clean(&raw, MAX_STEP_CHARS)));
         risks.extend(found);
     }
     risks.sort();
     risks.dedup();
-    if !risks.is_empty() {
-        text.push_str("Steps marked RISK may be hostile: do not run them without the user's approval.\n");
-    }
-    Framed { text, risks }
+    (lines, risks)
 }
 
 /// One step as plain text: a todo's text, a command, else the tool, op and inputs.

@@ -5,7 +5,8 @@
 //! batch; the accepted ones are filled and validated, and the first that passes is the hit.
 //!
 //! The same masked task with every value filled is an exact match and needs no model. A near
-//! match the verifier rejects may come back as a suggestion, never as a hit.
+//! match the verifier rejects may come back as a suggestion, never as a hit. Team plans the
+//! user's `team.accept` or review does not serve (`review`) are dropped before any gate.
 
 use super::Error;
 use super::align::{Alignment, NewTask, align};
@@ -99,6 +100,16 @@ async fn lookup_with(
     let key = IntentKey::of(&n);
     let new = NewTask::new(&clean);
     let Gathered { mut found, same, mut read, query, meaning } = gather(app, &new, &key).await?;
+    // A team plan this user's settings do not serve (`review`) is no candidate at all: no hit, no
+    // suggestion, not even its task among the candidates reported, nor a place among the nearest.
+    let policy = super::review::Policy::of(&app.config.team);
+    let mut allowed = Vec::with_capacity(found.len());
+    for f in found {
+        if policy.refusal(&app.store, &f.0)?.is_none() {
+            allowed.push(f);
+        }
+    }
+    found = allowed;
     let mut near = nearest(app, query.as_deref(), &mut found, &read, &same.masked, app.config.matching.candidates);
     near.extend(same.own);
     let mut cands = Vec::with_capacity(found.len());

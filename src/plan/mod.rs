@@ -16,7 +16,8 @@
 //!    bucket), gates each (`align` fills its slots from the new task, `coverage` checks every
 //!    value is used, `spelling` catches a stored value left in another spelling), asks the
 //!    verifier, fills (`fill`) and validates (`validate`) the first that passes, and answers
-//!    (`report`); `hits` batches hit stamps.
+//!    (`report`); `hits` batches hit stamps; `review` drops team plans the user does not accept
+//!    (`team.accept`, `refrain plans review`) before any gate.
 //! 4. **Handing over.** `frame` renders a plan as quoted, attributed data with `risk`'s marks on
 //!    dangerous steps; `accept` fills a suggested plan the agent chose by id.
 
@@ -42,6 +43,7 @@ pub mod names;
 pub mod normalise;
 pub mod params;
 pub mod report;
+pub mod review;
 pub mod risk;
 pub mod service;
 pub mod spelling;
@@ -100,6 +102,14 @@ pub enum Error {
         /// Why it is quarantined.
         why: String,
     },
+    /// `plan_lookup` was asked to accept a team plan this user's settings do not serve.
+    #[error("plan {id} is a team plan your settings do not serve ({why}); leave `plan_id` out to look the task up")]
+    NotAccepted {
+        /// The plan.
+        id: String,
+        /// Why it is not served.
+        why: String,
+    },
     /// An accepted plan fails a validation stage the caller's values or caps decide.
     #[error("plan {id} cannot be served as asked: `{stage}` failed: {detail}")]
     NotServable {
@@ -123,6 +133,7 @@ impl Error {
                 | Error::NotFound(_)
                 | Error::NoSuchSuggestion(_)
                 | Error::QuarantinedSuggestion { .. }
+                | Error::NotAccepted { .. }
                 | Error::NotServable { .. }
                 | Error::Store(crate::store::Error::Full { .. })
         )

@@ -52,9 +52,12 @@ pub const LEDGER: TreeName = TreeName("ledger");
 pub const PLAN_PENDING: TreeName = TreeName("plan_pending");
 /// Hash of a phrasing -> the plan the agent accepted it for and reported a success with (an alias).
 pub const PLAN_ALIASES: TreeName = TreeName("plan_aliases");
+/// Team plan id -> this user's decision on it in `refrain plans review` (approved or rejected).
+/// Kept on this machine only, never sent to the team library.
+pub const PLAN_REVIEWS: TreeName = TreeName("plan_reviews");
 
 /// Every tree refrain writes (what a scan of the whole store must cover).
-pub const ALL: [TreeName; 22] = [
+pub const ALL: [TreeName; 23] = [
     META,
     STATS,
     VECTORS,
@@ -77,4 +80,5 @@ pub const ALL: [TreeName; 22] = [
     LEDGER,
     PLAN_PENDING,
     PLAN_ALIASES,
+    PLAN_REVIEWS,
 ];

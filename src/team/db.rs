@@ -38,10 +38,7 @@ pub struct Db {
 impl Db {
     /// Settings, TLS and an (empty) pool from the user's `team` config; connects nothing yet.
     pub fn new(team: &TeamConfig) -> Result<Db, Error> {
-        let url = team.url.as_deref().ok_or(Error::NotConfigured)?;
-        // libpq's verify-ca and verify-full ask for what rustls always does with TLS (check the
-        // chain and the host name); tokio-postgres knows them as `require`.
-        let url = url.replace("sslmode=verify-full", "sslmode=require").replace("sslmode=verify-ca", "sslmode=require");
+        let url = team.connection_url().ok_or(Error::NotConfigured)?;
         let mut cfg: tokio_postgres::Config = url.parse().map_err(|e| Error::Url(format!("{e}")))?;
         if let Some(var) = &team.password_env {
             let password = std::env::var(var).map_err(|_| Error::Password(var.clone()))?;

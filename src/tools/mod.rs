@@ -12,6 +12,7 @@ pub mod explain_cache_break;
 pub mod plan_feedback;
 pub mod plan_list;
 pub mod plan_lookup;
+pub mod plan_review;
 pub mod plan_store;
 pub mod response_cache_feedback;
 pub mod response_cache_get;
@@ -57,6 +58,7 @@ pub fn router() -> ToolRouter<Refrain> {
         + Refrain::plan_store_router()
         + Refrain::plan_feedback_router()
         + Refrain::plan_list_router()
+        + Refrain::plan_review_router()
         + Refrain::session_event_router()
 }
 

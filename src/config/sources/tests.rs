@@ -106,3 +106,31 @@ fn a_password_in_the_team_url_is_never_shown() {
     assert_eq!(hide_password("\"postgres://alice@db/refrain\""), "\"postgres://alice@db/refrain\"");
     assert_eq!(hide_password("\"postgres://db/refrain\""), "\"postgres://db/refrain\"");
 }
+
+#[test]
+fn a_project_file_cannot_choose_whose_team_plans_are_served_even_when_trusted() {
+    use crate::config::Accept;
+    let text = "[team]\naccept = [\"mallory\"]\n";
+    let (dir, home, flags) = project(text);
+    let s = resolve(Some(dir.path()), &flags).unwrap();
+    assert_eq!(s.config.team.accept, Accept::Everyone, "the user's value (the default) stays");
+    assert_eq!(s.config.refused.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["team.accept"]);
+    assert!(s.config.refused[0].reason.contains("even in a trusted project"), "{}", s.config.refused[0].reason);
+    let mut db = TrustDb::load(home.path()).unwrap();
+    db.trust(&dir.path().join("refrain.toml"), &digest(text.as_bytes())).unwrap();
+    let s = resolve(Some(dir.path()), &flags).unwrap();
+    assert_eq!(s.config.team.accept, Accept::Everyone, "trust does not lift it");
+    assert_eq!(s.config.refused.len(), 1);
+}
+
+#[test]
+fn a_wrong_team_accept_says_what_to_write() {
+    // Given by the environment (the user's own layer), a bad value is an error naming the choices.
+    let bad = figment::Figment::from(figment::providers::Serialized::defaults(crate::config::Config::default()))
+        .merge(figment::providers::Serialized::default("team.accept", "alice"));
+    let err = extract(&bad).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        err.contains("team.accept") && err.contains("\"reviewed\"") && err.contains("[\"alice\", \"bob\"]"),
+        "{err}"
+    );
+}

@@ -2,10 +2,12 @@
 //! members with separate homes and checkouts under other paths share plans of one repository (by
 //! its git remote, however it is written), never of another; feedback from both at once is all
 //! counted and a quarantine reaches everyone; the server down, killed and restarted, or never
-//! reachable loses nothing and never stops local lookups.
+//! reachable loses nothing and never stops local lookups; `team.accept` and `refrain plans review`
+//! choose whose plans a member is served (`review`).
 
 mod frame;
 mod pg;
+mod review;
 mod rules;
 mod search;
 
