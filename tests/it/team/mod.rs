@@ -68,6 +68,18 @@ impl Member {
     async fn run(&self, args: &[&str]) -> std::process::Output {
         self.cmd(args).output().await.expect("run refrain")
     }
+
+    /// Runs `refrain ARGS`, which must succeed; its stdout.
+    async fn run_ok(&self, args: &[&str]) -> String {
+        let out = self.run(args).await;
+        assert!(out.status.success(), "refrain {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+/// Stores `template` for `task` on a member's server; the plan id.
+async fn store(s: &Server, task: &str, template: Value) -> String {
+    s.ok("plan_store", json!({"task": task, "template": template})).await["plan_id"].as_str().unwrap().to_string()
 }
 
 impl Drop for Member {
@@ -130,10 +142,7 @@ async fn a_plan_that_worked_for_one_member_is_served_to_another_of_the_same_repo
     let b = Member::new("https://github.com/acme/billing", &pg.url());
     let other = Member::new("git@github.com:acme/payments.git", &pg.url());
     let sa = a.serve().await;
-    let id = sa.ok("plan_store", json!({"task": TASK, "template": template(0)})).await["plan_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = store(&sa, TASK, template(0)).await;
     // A migration from an empty database: the first member's sync made the schema.
     let c = pg.client().await;
     eventually("the schema is migrated", || async {
@@ -182,10 +191,7 @@ async fn feedback_from_two_members_at_once_is_all_counted_and_a_quarantine_reach
     let a = Member::new("git@github.com:acme/billing.git", &pg.url());
     let b = Member::new("git@github.com:acme/billing.git", &pg.url());
     let sa = a.serve().await;
-    let id = sa.ok("plan_store", json!({"task": TASK, "template": template(0)})).await["plan_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = store(&sa, TASK, template(0)).await;
     // Published by hand, at once.
     let out = a.run(&["plans", "publish", &id]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -242,10 +248,7 @@ async fn the_server_down_killed_or_restarted_loses_nothing_and_lookups_stay_loca
     // A member with no server to reach: everything works locally, publishes wait in its store.
     pg.kill();
     let sa = a.serve().await;
-    let id = sa.ok("plan_store", json!({"task": TASK, "template": template(0)})).await["plan_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = store(&sa, TASK, template(0)).await;
     for _ in 0..2 {
         sa.ok("plan_feedback", json!({"plan_id": id, "outcome": "success"})).await;
     }

@@ -7,7 +7,7 @@
 
 use super::frame::{TASK as HOSTILE_TASK, hostile, prompt_hook};
 use super::pg::{PASSWORD, Pg};
-use super::{Member, TASK, eventually, lookup, plans, template};
+use super::{Member, TASK, eventually, lookup, plans, store, template};
 use crate::support::text;
 use serde_json::{Value, json};
 
@@ -26,10 +26,8 @@ async fn member_as(pg: &Pg, role: &str, extra: &str) -> Member {
 /// Stores a plan on a member's server and publishes it at once; its id.
 async fn publish(m: &Member, task: &str, template: Value) -> String {
     let s = m.serve().await;
-    let id =
-        s.ok("plan_store", json!({"task": task, "template": template})).await["plan_id"].as_str().unwrap().to_string();
-    let out = m.run(&["plans", "publish", &id]).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id = store(&s, task, template).await;
+    m.run_ok(&["plans", "publish", &id]).await;
     id
 }
 
@@ -72,14 +70,10 @@ async fn a_member_accepting_reviewed_plans_is_served_a_teammates_plan_only_after
     assert_eq!(prompt_hook(&b, TASK).await, "", "the hook names no unreviewed team plan");
     // B's own plan is served whatever the setting.
     let own = json!({"steps": [{"tool": "Bash", "inputs": {"command": "cargo test"}}]});
-    let own_id = sb.ok("plan_store", json!({"task": "run the billing tests", "template": own})).await["plan_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let own_id = store(&sb, "run the billing tests", own).await;
     assert_eq!(lookup(&sb, "run the billing tests").await["status"], "hit");
     // Published, it comes back from the team under B's own role, and is still B's own.
-    let out = b.run(&["plans", "publish", &own_id]).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    b.run_ok(&["plans", "publish", &own_id]).await;
     eventually("B's plan comes back as the team's", || async {
         let on_b = plans(&sb).await.into_iter().find(|p| p["id"] == own_id.as_str())?;
         (on_b["provenance"]["team"]["publisher"] == "refrain").then_some(())

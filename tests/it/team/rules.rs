@@ -3,7 +3,7 @@
 //! operation ids are pruned; a broken `team.*` setting is told to the user, not only logged.
 
 use super::pg::Pg;
-use super::{Member, OTHER_VALUES, TASK, eventually, lookup, plans, template};
+use super::{Member, OTHER_VALUES, TASK, eventually, lookup, plans, store, template};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -21,10 +21,7 @@ async fn a_members_own_counts_of_a_plan_the_team_has_are_added_once() {
     let b = Member::new(REMOTE, &pg.url());
     // B stores the plan and counts one success of its own (publish_after = 2: not shared yet).
     let sb = b.serve().await;
-    let id = sb.ok("plan_store", json!({"task": TASK, "template": template(0)})).await["plan_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = store(&sb, TASK, template(0)).await;
     sb.ok("plan_feedback", json!({"plan_id": id, "outcome": "success"})).await;
     // A stores the same plan and shares it after two successes.
     let sa = a.serve().await;
@@ -62,8 +59,7 @@ async fn storing_again_a_plan_the_team_quarantined_keeps_it_quarantined_until_re
     let sa = a.serve().await;
     let store = json!({"task": TASK, "template": template(0)});
     let id = sa.ok("plan_store", store.clone()).await["plan_id"].as_str().unwrap().to_string();
-    let out = a.run(&["plans", "publish", &id]).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    a.run_ok(&["plans", "publish", &id]).await;
     let sb = b.serve().await;
     eventually("B has the plan", || async { (plans(&sb).await.len() == 1).then_some(()) }).await;
     for _ in 0..3 {
@@ -95,12 +91,8 @@ async fn operation_ids_older_than_the_bound_are_pruned_and_sync_goes_on() {
     let pg = Pg::start();
     let a = Member::new(REMOTE, &pg.url());
     let sa = a.serve().await;
-    let id = sa.ok("plan_store", json!({"task": TASK, "template": template(0)})).await["plan_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let out = a.run(&["plans", "publish", &id]).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id = store(&sa, TASK, template(0)).await;
+    a.run_ok(&["plans", "publish", &id]).await;
     let c = pg.client().await;
     let count = |sql: &'static str| {
         let c = &c;

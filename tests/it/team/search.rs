@@ -3,7 +3,7 @@
 //! copy of the plans where it has not (Debian's server).
 
 use super::pg::Pg;
-use super::{Member, TASK, eventually, template};
+use super::{Member, TASK, eventually, store, template};
 use serde_json::json;
 
 const REMOTE: &str = "git@github.com:acme/billing.git";
@@ -18,13 +18,9 @@ async fn team_search_is_served_by_a_database_with_pgvector() {
     let pg = Pg::start_pgvector();
     let a = Member::with_model(REMOTE, &pg.url());
     let sa = a.serve().await;
-    let id = sa.ok("plan_store", json!({"task": TASK, "template": template(0)})).await["plan_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = store(&sa, TASK, template(0)).await;
     sa.ok("plan_store", json!({"task": "rename the function parse_args to read_args", "template": template(1)})).await;
-    let out = a.run(&["plans", "publish", "--all"]).await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    a.run_ok(&["plans", "publish", "--all"]).await;
     // A's sync embeds what the table lacks (the migration made it: the extension is installed).
     let c = pg.client().await;
     eventually("both plans have their vector on the server", || async {
@@ -63,12 +59,8 @@ async fn without_pgvector_team_search_says_so_and_searches_this_machines_copy() 
     let pg = Pg::start();
     let a = Member::with_model(REMOTE, &pg.url());
     let sa = a.serve().await;
-    let id = sa.ok("plan_store", json!({"task": TASK, "template": template(0)})).await["plan_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let out = a.run(&["plans", "publish", "--all"]).await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let id = store(&sa, TASK, template(0)).await;
+    a.run_ok(&["plans", "publish", "--all"]).await;
     let c = pg.client().await;
     let vectors: bool = c.query_one("SELECT to_regclass('refrain_vectors') IS NOT NULL", &[]).await.unwrap().get(0);
     assert!(!vectors, "no vectors table without the extension");
