@@ -244,11 +244,9 @@ fn claude_code_requests_carry_at_most_the_budget_of_refrain() {
     }
 }
 
-/// The agent is the judge, end to end: a reworded second session gets the stored plan as a
-/// suggestion through the prompt hook, the model takes it by its id and reports success, and a
-/// third session in those words gets the plan as a verified hit (the phrasing became an alias).
-/// The user's config lowers the suggestion floors, as a user may: the route is under test here,
-/// the default floor is measured in docs/plans.md.
+/// The agent is the judge, end to end (`take_a_suggestion`): a reworded second session gets the
+/// stored plan as a suggestion through the UserPromptSubmit hook, the model takes it by its id and
+/// reports success, and a third session in those words gets the plan as a verified hit.
 #[test]
 fn claude_code_takes_a_suggested_plan_and_its_wording_becomes_a_hit() {
     if opted_out("claude_code_takes_a_suggested_plan_and_its_wording_becomes_a_hit") {
@@ -256,44 +254,18 @@ fn claude_code_takes_a_suggested_plan_and_its_wording_becomes_a_hit() {
     }
     let s = Scratch::new();
     s.install("claude");
-    let config = s.home.join(".config/refrain/refrain.toml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(
-        &config,
-        text.replace("[hooks]\n", "[hooks]\nsuggest_floor = 0.2\n") + "\n[plans]\nsuggest_min_score = 0.2\n",
-    )
-    .unwrap();
+    s.lower_suggestion_floors();
     let tmp = tempfile::tempdir().unwrap();
     let notes = s.file(NOTES);
-    let script = json!({"steps": [
+    let first = json!([
         {"name": "Read", "input": {"file_path": notes}},
         {"name": "Edit", "input": {"file_path": notes, "old_string": "teh", "new_string": "the"}},
-    ], "final": "Fixed."});
-    let m1 = Mock::start(Api::Anthropic, &tmp.path().join("s1"), &script);
-    session(&s, &m1, "Fix the typo in notes.txt");
-    let plans = s.plans();
-    assert_eq!(plans.len(), 1, "{plans:?}");
-    let plan_id = plans[0].split_whitespace().next().unwrap().to_string();
-
-    let reworded = "Please correct the spelling mistake in notes.txt";
-    let script = json!({"steps": [
-        {"name": "mcp__refrain__plan_lookup", "input": {"task": reworded, "plan_id": &plan_id[..8]}},
-        {"name": "mcp__refrain__plan_feedback", "input": {"plan_id": plan_id, "outcome": "success", "accepted": true}},
-    ], "final": "Done."});
-    let m2 = Mock::start(Api::Anthropic, &tmp.path().join("s2"), &script);
-    session(&s, &m2, reworded);
-    assert!(m2.saw("near stored plans") && m2.saw(&plan_id[..8]), "the suggestion did not reach the model");
-    assert!(!m2.saw("report how it went"), "a suggestion is not a plan handed over as a hit");
-    let taken = &results_of(&m2.calls(Api::Anthropic), "mcp__refrain__plan_lookup")[0];
-    assert_eq!(taken["status"], "accepted", "{taken}");
-
-    let script = json!({"steps": [
-        {"name": "mcp__refrain__plan_feedback", "input": {"plan_id": plan_id, "outcome": "success"}},
-    ], "final": "Done."});
-    let m3 = Mock::start(Api::Anthropic, &tmp.path().join("s3"), &script);
-    session(&s, &m3, reworded);
-    assert!(m3.saw("report how it went") && m3.saw(&plan_id), "the plan was not handed over as a hit");
-    let fb = &results_of(&m3.calls(Api::Anthropic), "mcp__refrain__plan_feedback")[0];
-    assert_eq!((&fb["counters"]["hits"], &fb["counters"]["successes"]), (&json!(1), &json!(2)), "{fb}");
-    assert_eq!(s.plans().len(), 1, "the hit is the first plan's, through its alias, not a plan stored since");
+    ]);
+    let tools = Tools { api: Api::Anthropic, prefix: "mcp__refrain__", args: "input" };
+    take_a_suggestion(&s, tools, first, |dir, script, prompt| {
+        let mock = Mock::start(Api::Anthropic, &tmp.path().join(dir), script);
+        let (_, took) = session(&s, &mock, prompt);
+        eprintln!("claude suggestion {dir}: {} ms", took.as_millis());
+        mock
+    });
 }

@@ -234,3 +234,33 @@ fn codex_subagents_get_files_they_never_saw_and_notes_from_their_own_rollout() {
         sub.iter().filter(|c| c["name"] == "exec_command").filter_map(|c| c["result"].as_str()).collect();
     assert_subagent_shown_then_noted(&texts, &sub);
 }
+
+/// The agent is the judge, end to end (`take_a_suggestion`): a reworded second `codex exec` gets
+/// the stored plan as a suggestion through the UserPromptSubmit hook's additionalContext, the model
+/// takes it by its id and reports success, and a third session in those words gets a verified hit.
+#[test]
+fn codex_takes_a_suggested_plan_and_its_wording_becomes_a_hit() {
+    if opted_out("codex_takes_a_suggested_plan_and_its_wording_becomes_a_hit") {
+        return;
+    }
+    let s = Scratch::new();
+    // Each session points the config at its own mock (port 9 is no server: none runs before).
+    configure(&s, 9);
+    s.install("codex");
+    s.lower_suggestion_floors();
+    let tmp = tempfile::tempdir().unwrap();
+    let patch =
+        "*** Begin Patch\n*** Update File: notes.txt\n@@\n Notes\n-teh quick fox\n+the quick fox\n*** End Patch\n";
+    let first = json!([
+        {"name": "exec_command", "arguments": {"cmd": "cat notes.txt"}},
+        {"name": "apply_patch", "input": patch},
+    ]);
+    let tools = Tools { api: Api::Responses, prefix: "mcp__refrain__", args: "arguments" };
+    take_a_suggestion(&s, tools, first, |dir, script, prompt| {
+        let mock = Mock::start(Api::Responses, &tmp.path().join(dir), script);
+        repoint(&s, mock.port);
+        let (_, took) = session(&s, &mock, prompt);
+        eprintln!("codex suggestion {dir}: {} ms", took.as_millis());
+        mock
+    });
+}

@@ -159,3 +159,30 @@ fn gemini_cli_subagents_are_never_told_they_have_a_file_their_parent_read() {
     assert!(!texts.iter().any(|t| t.contains("[refrain]")), "the subagent was told it had the file: {texts:#?}");
     assert!(texts[0].contains("Step 30 of the release guide"), "the subagent's first read: {texts:#?}");
 }
+
+/// The agent is the judge, end to end (`take_a_suggestion`): a reworded second `gemini -p` gets
+/// the stored plan as a suggestion through the BeforeAgent hook's additionalContext, the model
+/// takes it by its id and reports success, and a third session in those words gets a verified hit.
+#[test]
+fn gemini_cli_takes_a_suggested_plan_and_its_wording_becomes_a_hit() {
+    if opted_out("gemini_cli_takes_a_suggested_plan_and_its_wording_becomes_a_hit") {
+        return;
+    }
+    let s = Scratch::new();
+    configure(&s);
+    s.install("gemini");
+    s.lower_suggestion_floors();
+    let tmp = tempfile::tempdir().unwrap();
+    let first = json!([
+        {"name": "read_file", "args": {"file_path": NOTES}},
+        {"name": "replace", "args": {"file_path": NOTES, "old_string": "teh", "new_string": "the",
+            "instruction": "Fix the typo teh -> the"}},
+    ]);
+    let tools = Tools { api: Api::Gemini, prefix: "mcp_refrain_", args: "args" };
+    take_a_suggestion(&s, tools, first, |dir, script, prompt| {
+        let mock = Mock::start(Api::Gemini, &tmp.path().join(dir), script);
+        let (_, took) = session(&s, &mock, prompt);
+        eprintln!("gemini suggestion {dir}: {} ms", took.as_millis());
+        mock
+    });
+}

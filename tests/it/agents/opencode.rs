@@ -225,3 +225,37 @@ fn opencode_subagents_get_files_they_never_saw_and_notes_from_their_own_session(
     let texts: Vec<&str> = sub.iter().filter(|c| c["name"] == "read").filter_map(|c| c["result"].as_str()).collect();
     assert_subagent_shown_then_noted(&texts, &sub);
 }
+
+/// The agent is the judge, end to end (`take_a_suggestion`): a reworded second session gets the
+/// stored plan as a suggestion through the plugin's chat.message hook (a synthetic part of the
+/// prompt), the model takes it by its id and reports success, and a third session in those words
+/// gets a verified hit. Each session has its own `opencode serve`, kept up until the first's
+/// session.idle hook has stored the turn.
+#[test]
+fn opencode_takes_a_suggested_plan_and_its_wording_becomes_a_hit() {
+    if opted_out("opencode_takes_a_suggested_plan_and_its_wording_becomes_a_hit") {
+        return;
+    }
+    let s = Scratch::new();
+    // Each session points the config at its own mock (port 9 is no server: none runs before).
+    configure(&s, 9);
+    s.install("opencode");
+    s.lower_suggestion_floors();
+    let tmp = tempfile::tempdir().unwrap();
+    let notes = s.file(NOTES);
+    let first = json!([
+        {"name": "read", "arguments": {"filePath": notes}},
+        {"name": "edit", "arguments": {"filePath": notes, "oldString": "teh", "newString": "the"}},
+    ]);
+    let tools = Tools { api: Api::Chat, prefix: "refrain_", args: "arguments" };
+    take_a_suggestion(&s, tools, first, |dir, script, prompt| {
+        let mock = Mock::start(Api::Chat, &tmp.path().join(dir), script);
+        repoint(&s, mock.port);
+        let server = Server::start(&s, &mock.log.join("serve"));
+        let (_, took) = session(&s, &server, &mock, prompt);
+        eprintln!("opencode suggestion {dir}: {} ms", took.as_millis());
+        plans_after_idle(&s);
+        drop(server);
+        mock
+    });
+}

@@ -190,3 +190,30 @@ fn qwen_code_subagents_are_never_told_they_have_a_file_their_parent_read() {
     assert!(!texts.iter().any(|t| t.contains("[refrain]")), "the subagent was told it had the file: {texts:#?}");
     assert!(texts.iter().any(|t| t.contains("Step 30 of the release guide")), "no read showed the file: {texts:#?}");
 }
+
+/// The agent is the judge, end to end (`take_a_suggestion`): a reworded second `qwen -p` gets the
+/// stored plan as a suggestion through the UserPromptSubmit hook's additionalContext, the model
+/// takes it by its id and reports success, and a third session in those words gets a verified hit.
+#[test]
+fn qwen_code_takes_a_suggested_plan_and_its_wording_becomes_a_hit() {
+    if opted_out("qwen_code_takes_a_suggested_plan_and_its_wording_becomes_a_hit") {
+        return;
+    }
+    let s = Scratch::new();
+    configure(&s);
+    s.install("qwen");
+    s.lower_suggestion_floors();
+    let tmp = tempfile::tempdir().unwrap();
+    let notes = s.file(NOTES);
+    let first = json!([
+        {"name": "read_file", "arguments": {"file_path": notes}},
+        {"name": "edit", "arguments": {"file_path": notes, "old_string": "teh", "new_string": "the"}},
+    ]);
+    let tools = Tools { api: Api::Chat, prefix: "mcp__refrain__", args: "arguments" };
+    take_a_suggestion(&s, tools, first, |dir, script, prompt| {
+        let mock = Mock::start(Api::Chat, &tmp.path().join(dir), script);
+        let (_, took) = session(&s, &mock, prompt);
+        eprintln!("qwen suggestion {dir}: {} ms", took.as_millis());
+        mock
+    });
+}
