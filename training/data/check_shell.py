@@ -13,52 +13,9 @@ figures describe the binary. Uses a throwaway home and project. Standard library
 import argparse
 import collections
 import json
-import pathlib
-import subprocess
 import sys
-import tempfile
 
-
-class Client:
-    """A minimal MCP client over a child process's stdio (one JSON message per line)."""
-
-    def __init__(self, cmd):
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)
-        self.next_id = 0
-
-    def send(self, method, params=None, notify=False):
-        msg = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            msg["params"] = params
-        if not notify:
-            self.next_id += 1
-            msg["id"] = self.next_id
-        self.proc.stdin.write(json.dumps(msg) + "\n")
-        self.proc.stdin.flush()
-        if notify:
-            return None
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError("refrain closed its stdout")
-            reply = json.loads(line)
-            if reply.get("id") == self.next_id:
-                return reply
-
-    def tool(self, name, args):
-        r = self.send("tools/call", {"name": name, "arguments": args})
-        if "error" in r:
-            return None, r["error"].get("message", "")
-        res = r["result"]
-        text = " ".join(x.get("text", "") for x in res.get("content", []))
-        if res.get("isError"):
-            return False, text
-        return res.get("structuredContent") or {}, text
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
+from mcp_client import serve
 
 
 def served_command(out):
@@ -84,16 +41,7 @@ def main():
     if a.limit:
         fams = fams[: a.limit]
     stats = collections.defaultdict(collections.Counter)
-    with tempfile.TemporaryDirectory() as tmp:
-        home, project = pathlib.Path(tmp, "home"), pathlib.Path(tmp, "project")
-        project.mkdir()
-        cmd = [a.refrain, "--home", str(home), "--project", str(project)]
-        if a.model_dir:
-            cmd += ["--model-dir", a.model_dir]
-        c = Client(cmd + ["serve"])
-        c.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                              "clientInfo": {"name": "check_shell", "version": "1"}})
-        c.send("notifications/initialized", notify=True)
+    with serve(a.refrain, a.model_dir, "check_shell") as c:
         plan_of = {}
         for f in fams:
             s = stats[f["split"]]
@@ -133,7 +81,6 @@ def main():
                     s["near misses served"] += 1
                     if a.verbose:
                         print(f"{f['id']}: near miss {g['text']!r} served {got!r}")
-        c.close()
     rejected = 0
     for sp in sorted(stats):
         s = stats[sp]

@@ -46,6 +46,20 @@ def seed_everything(seed: int = SEED) -> random.Random:
     return random.Random(seed)
 
 
+def start_run(seed: int, threads: int, out: str, layers: str):
+    """What each training script does first: seeds everything, sets torch's thread count,
+    creates the output folder, loads the base model's tokenizer and parses the layer list
+    ("0,2,4"). Returns (private Random, output folder, tokenizer, layers)."""
+    import torch
+    from transformers import AutoTokenizer
+
+    rng = seed_everything(seed)
+    torch.set_num_threads(threads)
+    path = Path(out)
+    path.mkdir(parents=True, exist_ok=True)
+    return rng, path, AutoTokenizer.from_pretrained(base_dir()), [int(x) for x in layers.split(",")]
+
+
 def split_of(group: str, dev: float = 0.15, test: float = 0.15) -> str:
     """Assigns a group (a family, an intent, a tldr page...) once and for all to train/dev/test.
 

@@ -46,14 +46,14 @@ class CrossVerifier(nn.Module):
         pos = torch.cumsum(torch.ones_like(input_ids), 1) - 1
         h = self.embeddings(input_ids=input_ids, token_type_ids=token_type_ids, position_ids=pos)
         for layer in self.layers:
-            h = _layer(layer, h, add)
+            h = bert_layer(layer, h, add)
         w = m.unsqueeze(-1)
         mean = (h * w).sum(1) / w.sum(1).clamp(min=1.0)
         feats = mean if self.pooling == "mean" else torch.cat([h[:, 0], mean], -1)
         return self.head(feats)
 
 
-def _layer(layer, h, add_mask):
+def bert_layer(layer, h, add_mask):
     """One BERT layer (HF BertLayer weights) with an explicit additive attention mask.
 
     Written out so the ONNX export is plain MatMul/Softmax/LayerNorm, whatever attention

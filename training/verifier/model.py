@@ -20,31 +20,12 @@ Inputs and output follow the verifier contract: input_ids, attention_mask, token
 from __future__ import annotations
 
 import copy
-import math
 
 import torch
 from torch import nn
 from transformers import AutoModel
 
-
-def _layer(layer, h, add_mask):
-    """One BERT layer (HF BertLayer weights) with an explicit additive attention mask."""
-    att = layer.attention.self
-    b, s, d = h.shape
-    nh = att.num_attention_heads if hasattr(att, "num_attention_heads") else 12
-    hd = d // nh
-
-    def split(x):
-        return x.view(b, s, nh, hd).transpose(1, 2)
-
-    q, k, v = split(att.query(h)), split(att.key(h)), split(att.value(h))
-    scores = q @ k.transpose(-1, -2) / math.sqrt(hd) + add_mask
-    ctx = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, s, d)
-    out = layer.attention.output
-    h = out.LayerNorm(out.dense(ctx) + h)
-    inter = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(h))
-    o = layer.output
-    return o.LayerNorm(o.dense(inter) + h)
+from cross import bert_layer
 
 
 def _embed(emb, ids, pos, types):
@@ -104,7 +85,7 @@ class Verifier(nn.Module):
         add = ((1.0 - same) * -1e4).unsqueeze(1)
         h = _embed(self.bi_emb, ids, pos, torch.zeros_like(ids))
         for layer in self.bi_layers:
-            h = _layer(layer, h, add)
+            h = bert_layer(layer, h, add)
         u, v = _mean(h, seg_a), _mean(h, seg_b)
         return nn.functional.cosine_similarity(u, v, dim=-1, eps=1e-6), u, v
 
@@ -119,7 +100,7 @@ class Verifier(nn.Module):
         add = ((1.0 - m) * -1e4)[:, None, None, :]
         h = _embed(self.x_emb, input_ids, pos, token_type_ids)
         for layer in self.x_layers:
-            h = _layer(layer, h, add)
+            h = bert_layer(layer, h, add)
         u, v = _mean(h, seg_a), _mean(h, seg_b)
         parts = [h[:, 0], u * v, (u - v).abs(), u + v]
         if self.bi_feats:

@@ -22,9 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoTokenizer
 
-from common import SEED, WORK, base_dir, read_jsonl, seed_everything
+from common import SEED, WORK, base_dir, read_jsonl, start_run
 from metrics import report
 from model import Verifier
 
@@ -105,12 +104,7 @@ def main():
     ap.add_argument("--seed", type=int, default=SEED)
     args = ap.parse_args()
 
-    rng = seed_everything(args.seed)
-    torch.set_num_threads(args.threads)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    tok = AutoTokenizer.from_pretrained(base_dir())
-    layers = [int(x) for x in args.layers.split(",")]
+    rng, out, tok, layers = start_run(args.seed, args.threads, args.out, args.layers)
     model = Verifier(base_dir(), layers)
     teacher = load(Path(args.teacher)) if args.teacher else None
     train = [r for r in read_jsonl(WORK / "pairs/train.jsonl")

@@ -20,10 +20,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoTokenizer
 
 import combine
-from common import SEED, WORK, base_dir, read_jsonl, seed_everything
+from common import SEED, WORK, base_dir, read_jsonl, start_run
 from cross import CrossVerifier
 from embed import Embedder
 from train import balanced, batches, encode
@@ -76,12 +75,7 @@ def main():
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
 
-    rng = seed_everything(args.seed)
-    torch.set_num_threads(args.threads)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    tok = AutoTokenizer.from_pretrained(base_dir())
-    layers = [int(x) for x in args.layers.split(",")]
+    rng, out, tok, layers = start_run(args.seed, args.threads, args.out, args.layers)
     if args.init:
         model = load(Path(args.init))
         layers = list(model.layers_of_base)

@@ -18,11 +18,10 @@ from pathlib import Path
 
 import torch
 
-from common import SEED, WORK, base_dir, read_jsonl, seed_everything
+from common import SEED, WORK, base_dir, read_jsonl, start_run
 from metrics import report
 from model import Verifier
 from train import balanced, encode, load, score
-from transformers import AutoTokenizer
 
 
 @torch.no_grad()
@@ -57,12 +56,7 @@ def main():
     ap.add_argument("--wd", type=float, default=1e-2)
     ap.add_argument("--seed", type=int, default=SEED)
     args = ap.parse_args()
-    seed_everything(args.seed)
-    torch.set_num_threads(1)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    tok = AutoTokenizer.from_pretrained(base_dir())
-    layers = [int(x) for x in args.layers.split(",")]
+    _, out, tok, layers = start_run(args.seed, 1, args.out, args.layers)
     model = Verifier(base_dir(), layers, bi_feats=True)
     if args.init:
         init = load(Path(args.init))
