@@ -55,7 +55,7 @@ async fn tool_list_is_identical_across_servers_and_annotated() {
     drop((a, b));
     let full = env.serve_all().await;
     let ta = full.client.list_all_tools().await.expect("list");
-    assert_eq!(ta.len(), 13, "{:?}", names(&ta));
+    assert_eq!(ta.len(), 14, "{:?}", names(&ta));
     let stats = ta.iter().find(|t| t.name == "cache_stats").expect("cache_stats listed");
     assert_eq!(stats.annotations.as_ref().and_then(|a| a.read_only_hint), Some(true));
     assert!(stats.output_schema.is_some(), "cache_stats has an output schema");
