@@ -33,5 +33,6 @@ mod server;
 mod support;
 mod team;
 mod terminal;
+mod training;
 mod trust;
 mod verifier_model;
