@@ -9,12 +9,11 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 #[path = "../../src/hooks/dedup/edits.rs"]
 mod edits;
-use edits::{apply, edit, file};
+use edits::{apply, edit, file, patched};
 
 /// Runs `refrain hook claude PostToolUse` with `payload`; returns what replaced the output (the
 /// note) if anything, and the time the hook took.
@@ -31,24 +30,6 @@ fn hook(home: &Path, project: &Path, payload: &Value) -> (Option<String>, Durati
 /// What Claude Code sends the model for a Read: the numbered lines.
 fn numbered(text: &str) -> String {
     text.split('\n').enumerate().map(|(i, l)| format!("{}\t{l}", i + 1)).collect::<Vec<_>>().join("\n")
-}
-
-/// GNU patch's result of applying `diff` to `before`.
-fn patched(before: &str, diff: &str) -> Vec<u8> {
-    let dir = tempfile::tempdir().unwrap();
-    let (old, out, d) = (dir.path().join("old"), dir.path().join("out"), dir.path().join("d.diff"));
-    std::fs::write(&old, before).unwrap();
-    std::fs::write(&d, diff).unwrap();
-    let run = Command::new("patch")
-        .args(["--quiet", "--force", "-o"])
-        .arg(&out)
-        .arg(&old)
-        .arg("-i")
-        .arg(&d)
-        .output()
-        .expect("GNU patch is needed for the dedup tests");
-    assert!(run.status.success(), "patch refused the diff:\n{diff}\n{}", String::from_utf8_lossy(&run.stdout));
-    std::fs::read(&out).unwrap()
 }
 
 /// A Claude Code session on disk: the main transcript `<id>.jsonl` and its subagents' own

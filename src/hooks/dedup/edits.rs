@@ -1,7 +1,8 @@
 //! Random files and the edits agents and linters make to them (final newlines, trailing blank
-//! lines, CRLF, bare CRs inside lines), for the property tests of read dedup. One model of edits
-//! serves the diff's unit test (`note`) and the whole-hook test in `tests/it/dedup.rs`, which
-//! includes this file by path; it is compiled only for tests.
+//! lines, CRLF, bare CRs inside lines), and GNU patch as the independent judge of a diff, for the
+//! property tests of read dedup. One model serves the diff's unit test (`note`) and the
+//! whole-hook test in `tests/it/dedup.rs`, which includes this file by path; it is compiled only
+//! for tests.
 
 use proptest::prelude::*;
 use std::ops::Range;
@@ -104,4 +105,23 @@ pub fn apply(text: &str, e: &Edit) -> String {
         }
     }
     l.concat()
+}
+
+/// What GNU patch makes of `before` with `diff` applied: the tests' independent check that a diff
+/// refrain sends rebuilds the new text byte for byte.
+pub fn patched(before: &str, diff: &str) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let (old, out, d) = (dir.path().join("old"), dir.path().join("out"), dir.path().join("d.diff"));
+    std::fs::write(&old, before).unwrap();
+    std::fs::write(&d, diff).unwrap();
+    let run = std::process::Command::new("patch")
+        .args(["--quiet", "--force", "-o"])
+        .arg(&out)
+        .arg(&old)
+        .arg("-i")
+        .arg(&d)
+        .output()
+        .expect("GNU patch is needed for the dedup diff tests");
+    assert!(run.status.success(), "patch refused the diff:\n{diff}\n{}", String::from_utf8_lossy(&run.stdout));
+    std::fs::read(&out).unwrap()
 }

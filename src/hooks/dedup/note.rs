@@ -116,32 +116,13 @@ fn push_line(out: &mut String, sign: char, line: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::edits::{apply, edit, file};
+    use super::super::edits::{apply, edit, file, patched};
     use super::super::view::Via;
     use super::*;
     use proptest::prelude::*;
 
     fn key() -> ReadKey {
         ReadKey { via: Via::ReadTool, path: "/p/src/lib.rs".into(), range: Range::Lines(10, 40) }
-    }
-
-    /// What GNU patch makes of `before` with `diff` applied: the test's independent check that a
-    /// diff refrain sends rebuilds the new text byte for byte.
-    fn patched(before: &str, diff: &str) -> Vec<u8> {
-        let dir = tempfile::tempdir().unwrap();
-        let (old, out, d) = (dir.path().join("old"), dir.path().join("out"), dir.path().join("d.diff"));
-        std::fs::write(&old, before).unwrap();
-        std::fs::write(&d, diff).unwrap();
-        let run = std::process::Command::new("patch")
-            .args(["--quiet", "--force", "-o"])
-            .arg(&out)
-            .arg(&old)
-            .arg("-i")
-            .arg(&d)
-            .output()
-            .expect("GNU patch is needed for the dedup diff tests");
-        assert!(run.status.success(), "patch refused the diff:\n{diff}\n{}", String::from_utf8_lossy(&run.stdout));
-        std::fs::read(&out).unwrap()
     }
 
     fn guide() -> String {
