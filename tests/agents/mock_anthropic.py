@@ -14,7 +14,7 @@ that script instead. Every request is saved as LOGDIR/req-NNN.json ({path, body}
 import json
 from http.server import BaseHTTPRequestHandler
 
-from mock_common import read_request, script_for, serve
+from mock_common import first_user_text, read_request, script_for, serve
 
 USAGE = {"input_tokens": 12, "cache_creation_input_tokens": 3000, "cache_read_input_tokens": 9000, "output_tokens": 7}
 
@@ -26,14 +26,6 @@ def sse(event, data):
 def tool_results(messages):
     return sum(1 for m in messages if isinstance(m.get("content"), list)
                for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
-
-
-def first_user_text(messages):
-    for m in messages:
-        if m.get("role") == "user":
-            c = m.get("content")
-            return c if isinstance(c, str) else " ".join(b.get("text", "") for b in c or [] if isinstance(b, dict))
-    return ""
 
 
 def script_of(body):

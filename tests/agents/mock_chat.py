@@ -16,7 +16,7 @@ import json
 import time
 from http.server import BaseHTTPRequestHandler
 
-from mock_common import read_request, script_for, serve
+from mock_common import first_user_text, read_request, script_for, serve
 
 USAGE = {"prompt_tokens": 5000, "completion_tokens": 20, "total_tokens": 5020,
          "prompt_tokens_details": {"cached_tokens": 4096}}
@@ -24,14 +24,6 @@ USAGE = {"prompt_tokens": 5000, "completion_tokens": 20, "total_tokens": 5020,
 
 def offered(body):
     return [(t.get("function") or {}).get("name") for t in body.get("tools") or []]
-
-
-def first_user_text(messages):
-    for m in messages:
-        if m.get("role") == "user":
-            c = m.get("content")
-            return c if isinstance(c, str) else " ".join(p.get("text", "") for p in c or [] if isinstance(p, dict))
-    return ""
 
 
 def script_of(body):

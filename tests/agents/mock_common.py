@@ -27,10 +27,20 @@ def read_request(handler):
     return n, body
 
 
-def script_for(first_user_text):
+def first_user_text(messages):
+    """The first user message's text in a messages-style body (Anthropic Messages and OpenAI Chat
+    Completions alike): a string, or the text parts of a list."""
+    for m in messages:
+        if m.get("role") == "user":
+            c = m.get("content")
+            return c if isinstance(c, str) else " ".join(p.get("text", "") for p in c or [] if isinstance(p, dict))
+    return ""
+
+
+def script_for(text):
     """The subagent script whose marker the request's first user text holds, else the main one."""
     for marker, script in (SCRIPT.get("agents") or {}).items():
-        if marker in first_user_text:
+        if marker in text:
             return script
     return SCRIPT
 
