@@ -62,19 +62,18 @@ pub fn run(global: &GlobalArgs, args: &Opts) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn fmt(mut v: Vec<f64>) -> String {
-    if v.is_empty() {
-        return "n/a".into();
-    }
-    v.sort_by(f64::total_cmp);
-    let p = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-    format!("{:.3} / {:.3}", p(0.5), p(0.99))
-}
-
-fn p50(v: &[f64]) -> Option<f64> {
+/// The q-th quantile (0..=1) of `v`, by nearest rank; None when there are no samples.
+fn quantile(v: &[f64], q: f64) -> Option<f64> {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
-    v.get(v.len().saturating_sub(1) / 2).copied()
+    v.get(((v.len().checked_sub(1)?) as f64 * q).round() as usize).copied()
+}
+
+fn fmt(v: Vec<f64>) -> String {
+    match (quantile(&v, 0.5), quantile(&v, 0.99)) {
+        (Some(p50), Some(p99)) => format!("{p50:.3} / {p99:.3}"),
+        _ => "n/a".into(),
+    }
 }
 
 fn one_size(
@@ -134,7 +133,7 @@ fn one_size(
             }
         }
     }
-    let gap = match (p50(&sem), p50(&alone)) {
+    let gap = match (quantile(&sem, 0.5), quantile(&alone, 0.5)) {
         (Some(a), Some(b)) => format!("{:.3}", a - b),
         _ => "n/a".into(),
     };
