@@ -79,8 +79,7 @@ pub fn accept(
     let full = library::resolve(&app.store, id)?.ok_or_else(|| Error::NoSuchSuggestion(id.to_string()))?;
     let id = full.as_str();
     let rec = library::get(&app.store, id)?.ok_or_else(|| Error::NoSuchSuggestion(id.to_string()))?;
-    let policy = super::review::Policy::of(&app.config.team);
-    if let Some(why) = policy.refusal_of(&rec.plan.provenance, super::review::decision(&app.store, id)?) {
+    if let Some(why) = super::review::Policy::of(&app.config.team).refusal_of_plan(&app.store, &rec.plan)? {
         return Err(Error::NotAccepted { id: id.to_string(), why });
     }
     if let Some(why) = &rec.plan.quarantined {

@@ -96,8 +96,7 @@ pub fn serve(
     if rec.plan.quarantined.is_some() {
         return Ok(None);
     }
-    let policy = super::review::Policy::of(&app.config.team);
-    if policy.refusal_of(&rec.plan.provenance, super::review::decision(&app.store, &rec.plan.id)?).is_some() {
+    if super::review::Policy::of(&app.config.team).refusal_of_plan(&app.store, &rec.plan)?.is_some() {
         return Ok(None);
     }
     let mut given = alias.context.clone();

@@ -13,7 +13,7 @@
 
 use super::Error;
 use super::library;
-use super::template::{Provenance, Record, now};
+use super::template::{Provenance, Record, StoredPlan, now};
 use crate::config::{Accept, TeamConfig};
 use crate::store::{Store, trees};
 use rmcp::schemars::{self, JsonSchema};
@@ -106,6 +106,11 @@ impl Policy {
         Ok(self.refusal_of(&rec.plan.provenance, decided))
     }
 
+    /// Why a stored plan, already read, may not be served to this user, or None.
+    pub fn refusal_of_plan(&self, store: &Store, plan: &StoredPlan) -> Result<Option<String>, Error> {
+        Ok(self.refusal_of(&plan.provenance, decision(store, &plan.id)?))
+    }
+
     /// Whether a team plan waits for this user's review: someone else's, not yet decided, from a
     /// publisher the setting would otherwise accept.
     fn pending(&self, store: &Store, rec: &Record) -> Result<bool, Error> {
@@ -153,7 +158,7 @@ pub fn decide(store: &Store, policy: &Policy, id: &str, decision: Decision) -> R
 mod tests {
     use super::*;
     use crate::plan::key::IntentKey;
-    use crate::plan::template::{StoredPlan, TeamOrigin};
+    use crate::plan::template::TeamOrigin;
 
     fn prov(publisher: Option<&str>) -> Provenance {
         Provenance {
