@@ -551,15 +551,15 @@ fn report(c: &Cand) -> CandidateReport {
 /// Most suggestions a miss carries.
 pub const MAX_SUGGESTIONS: usize = 3;
 
-/// The near stored tasks a miss shows the agent, best first (see the order below), at or above `min`: gates decide hits,
-/// never what is shown; the agent judges, and each suggestion says why it was no hit (`failed`,
-/// `detail`) and which values differ. Scored by the verifier's score when it scored the
-/// candidate for this task (below its threshold, or only a value gate refused it), else by the
-/// masked tasks' cosine. Never the served plan, never one the runtime's caps rule out, never one
-/// beyond the nearest few. On the coding families' development split, showing the gated
-/// candidates too (at `plans.suggest_min_score` 0.3, ranked by score) brought the right plan into
-/// the three shown for 262 of 378 missed paraphrases instead of 155 (test split, run once: 177 of
-/// 253, was 112), and the hook, which reads only what no gate refused, shows as often as before.
+/// The near stored tasks a miss shows the agent, at or above `min`. Gates decide hits, never what
+/// is shown: the agent judges, and each suggestion says why it was no hit (`failed`, `detail`) and
+/// which values differ. What no gate refused comes first (scored by the verifier: below its
+/// threshold, or only a value gate refused it), then what a gate refused (`gated`, by the masked
+/// tasks' cosine). Never the served plan, never one the runtime's caps rule out, never one beyond
+/// the nearest few. On the coding families' development split, showing the gated candidates too
+/// (at `plans.suggest_min_score` 0.3) brought the right plan into the three shown for 262 of 378
+/// missed paraphrases instead of 155 (test split, run once: 177 of 253, was 112), and the hook,
+/// which reads only what no gate refused, shows as often as before.
 fn suggest(cands: &[Cand], min: f32, served: Option<&str>, caps: &RuntimeCaps, new: &NewTask) -> Vec<Suggestion> {
     let mut found: Vec<(&Cand, &String, &String, f32, bool)> = cands
         .iter()
