@@ -8,7 +8,7 @@
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
-use serde::ser::{SerializeSeq, Serializer};
+use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
@@ -92,13 +92,7 @@ impl Serialize for Accept {
         match self {
             Accept::Everyone => s.serialize_str("everyone"),
             Accept::Reviewed => s.serialize_str("reviewed"),
-            Accept::Publishers(names) => {
-                let mut seq = s.serialize_seq(Some(names.len()))?;
-                for n in names {
-                    seq.serialize_element(n)?;
-                }
-                seq.end()
-            }
+            Accept::Publishers(names) => names.serialize(s),
         }
     }
 }
