@@ -135,17 +135,19 @@ fn key(l: &Line) -> Vec<u8> {
     Key::new().u64(l.at_ms).text(l.kind.name()).raw(&digest[..8]).into_bytes()
 }
 
-/// Records a line and adds it to the totals (buffered; the caller flushes).
-pub fn record(store: &Store, line: &Line) -> store::Result<()> {
+/// Records a line and adds it to the totals (buffered; the caller flushes). False when the line
+/// was there already (a retried hook call): nothing is counted twice.
+pub fn record(store: &Store, line: &Line) -> store::Result<bool> {
     let k = key(line);
     if store.get::<Line>(trees::LEDGER, &k)?.is_some() {
-        return Ok(());
+        return Ok(false);
     }
     store.put(trees::LEDGER, &k, line)?;
     let kind = Some(line.kind.name());
     stats::bump(store, AREA, "removed", kind, line.removed)?;
     stats::bump(store, AREA, "added", kind, line.added)?;
-    stats::bump(store, AREA, "lines", kind, 1)
+    stats::bump(store, AREA, "lines", kind, 1)?;
+    Ok(true)
 }
 
 /// Records one model request of an agent's session: refrain's tool list, as that agent receives

@@ -110,6 +110,7 @@ pub const RULES: &[Rule] = &[
     row("hooks.read_only_mcp_tools", Project, ""),
     row("hooks.read_dedup", Project, ""),
     row("hooks.suggest_floor", Project, ""),
+    row("hooks.suggest_per_take", Project, ""),
     row("team.url", User, "it sends plans and task text to any database server"),
     row("team.password_env", User, "it names the environment variable a secret is read from"),
     row("team.ca_file", User, "it makes refrain trust any certificate authority for the team database"),

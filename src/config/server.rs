@@ -75,6 +75,10 @@ pub struct HooksConfig {
     /// of near plans (possibly unrelated, for it to take or ignore) when no plan was served; above
     /// 1 shows none. The default was set on the development split (see docs/plans.md).
     pub suggest_floor: f32,
+    /// The prompt hook offers blocks of near plans in a project while its agent takes at least
+    /// one plan in every this many blocks offered (`plan_lookup` with `plan_id`); with none taken
+    /// it stops after this many, until one is. 0 never stops.
+    pub suggest_per_take: u64,
 }
 
 impl Default for HooksConfig {
@@ -85,6 +89,7 @@ impl Default for HooksConfig {
             read_only_mcp_tools: Vec::new(),
             read_dedup: true,
             suggest_floor: SUGGEST_FLOOR,
+            suggest_per_take: SUGGEST_PER_TAKE,
         }
     }
 }
@@ -93,3 +98,9 @@ impl Default for HooksConfig {
 /// for 23% of prompts whose task was never stored (the bound is 30%), 39% of near misses,
 /// and brings the right plan for 27% of the paraphrases no plan was served for.
 pub const SUGGEST_FLOOR: f32 = 0.6;
+
+/// The default `hooks.suggest_per_take`. A block is about 90 tokens, sent again with every later
+/// request of its session (on the replayed public sessions, about 60 of them); ten untaken blocks
+/// cost about as much as a note in place of one re-read file saves. So an agent that never takes
+/// a near plan pays for ten blocks per project, and no more.
+pub const SUGGEST_PER_TAKE: u64 = 10;

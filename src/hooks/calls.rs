@@ -125,6 +125,9 @@ pub const READ_DEDUPLICATED: &str = "ReadDeduplicated";
 pub const REQUEST: &str = "Request";
 /// The session event name of text a hook added to the agent's context.
 pub const INJECTED: &str = "Injected";
+/// How an injected block of near plans names itself in the ledger (then the first plan's id):
+/// the server counts these blocks (`plan::restraint`).
+pub const SUGGESTED: &str = "suggested ";
 
 /// A plan lookup hit, as the prompt hook shows it.
 #[derive(Debug, Clone, PartialEq)]

@@ -105,7 +105,7 @@ pub async fn respond(
             let subject = hit
                 .as_ref()
                 .and_then(|h| h.plan_id.clone())
-                .or_else(|| near.first().map(|s| format!("suggested {}", s.plan_id)))
+                .or_else(|| near.first().map(|s| format!("{}{}", calls::SUGGESTED, s.plan_id)))
                 .unwrap_or_default();
             let added = text.as_deref().map(|t| (t, subject.as_str()));
             caller.call(calls::SESSION_EVENT, calls::request_event(agent, payload, added)).await;

@@ -17,7 +17,8 @@
 //!    value is used, `spelling` catches a stored value left in another spelling), asks the
 //!    verifier, fills (`fill`) and validates (`validate`) the first that passes, and answers
 //!    (`report`); `hits` batches hit stamps; `review` drops team plans the user does not accept
-//!    (`team.accept`, `refrain plans review`) before any gate.
+//!    (`team.accept`, `refrain plans review`) before any gate; `restraint` stops the prompt hook
+//!    offering near plans in a project whose agent does not take them.
 //! 4. **Handing over.** `frame` renders a plan as quoted, attributed data with `risk`'s marks on
 //!    dangerous steps; `accept` fills a suggested plan the agent chose by id.
 
@@ -43,6 +44,7 @@ pub mod names;
 pub mod normalise;
 pub mod params;
 pub mod report;
+pub mod restraint;
 pub mod review;
 pub mod risk;
 pub mod service;

@@ -189,11 +189,12 @@ impl Refrain {
         if let Some(p) = out.counters.get("plans") {
             let n = |k: &str| p.get(k).copied().unwrap_or(0);
             text.push_str(&format!(
-                "; plans: {} hits, {} misses, {} suggestions, {} suggestions accepted (never counted as hits)",
+                "; plans: {} hits, {} misses, {} suggestions, {} suggestions accepted (never counted as hits), {} blocks of near plans offered by the prompt hook",
                 n("hits"),
                 n("misses"),
                 n("suggestions"),
-                n("suggestions_accepted")
+                n("suggestions_accepted"),
+                n(crate::plan::restraint::BLOCKS)
             ));
         }
         if let Some(d) = out.counters.get("dedup").filter(|d| d.get("reads_deduplicated").is_some_and(|n| *n > 0)) {

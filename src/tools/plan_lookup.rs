@@ -4,7 +4,7 @@ use super::{Refrain, fail, internal, reply};
 use crate::ledger;
 use crate::plan::report::{Hit, Suggestion};
 use crate::plan::template::{Counters, Provenance, Step};
-use crate::plan::{frame, service, validate::RuntimeCaps};
+use crate::plan::{frame, restraint, service, validate::RuntimeCaps};
 use rmcp::handler::server::{tool::schema_for_output, wrapper::Parameters};
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{ErrorData, model::CallToolResult, tool, tool_router};
@@ -137,11 +137,21 @@ impl Refrain {
         } else {
             service::lookup_explained(&self.app, &p.task, &p.context, &p.caps, p.explain).await
         };
-        let lookup = match lookup {
+        let mut lookup = match lookup {
             Ok(l) => l,
             Err(e) if e.is_caller_fixable() => return fail(e.to_string()),
             Err(e) => return Err(internal(e.to_string())),
         };
+        // A hook offers near plans unasked: not in a project whose agent does not take them.
+        if p.via_hook
+            && lookup.hit.is_none()
+            && !lookup.suggestions.is_empty()
+            && restraint::holds_back(&self.app.store, self.app.config.hooks.suggest_per_take)
+                .map_err(|e| internal(e.to_string()))?
+        {
+            lookup.suggestions.clear();
+            lookup.suggestion = None;
+        }
         let root = self.app.project.root.to_string_lossy();
         let text = match (&lookup.hit, &lookup.suggestion) {
             (Some(h), _) => {

@@ -104,7 +104,10 @@ impl Refrain {
                 line.removed = saved;
             }
             saved = line.net().max(0) as u64;
-            ledger::record(store, &line).map_err(|e| internal(e.to_string()))?;
+            let new = ledger::record(store, &line).map_err(|e| internal(e.to_string()))?;
+            if new && kind == ledger::Kind::Injected && line.subject.starts_with(calls::SUGGESTED) {
+                crate::plan::restraint::offered(store).map_err(|e| internal(e.to_string()))?;
+            }
         }
         if ev.event == calls::READ_DEDUPLICATED {
             events::record(store, &ev).map_err(|e| internal(e.to_string()))?;

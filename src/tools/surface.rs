@@ -28,8 +28,8 @@ pub const DEFAULT: [&str; 6] =
 /// which tool, in as few words as say it.
 /// Short, since Claude Code pays it on every request even with its tools deferred: the tool
 /// descriptions say when to call each, and the hooks say it again when it matters (a plan to take).
-pub const INSTRUCTIONS: &str = "refrain keeps this project's plans (plan_lookup) and read-only results \
-(response_cache_get). The user sees savings with `refrain report` or `refrain dashboard`.";
+pub const INSTRUCTIONS: &str =
+    "Stored plans: plan_lookup. Cached results: response_cache_get. Savings: refrain report, refrain dashboard.";
 
 /// A listed tool's short description and input schema, replacing the full ones.
 struct Short {

@@ -15,6 +15,7 @@
 //! runs without the `hooks.timeout_ms` cut-off, so a slow machine measures what refrain would do,
 //! not how fast it does it (the dedup event keeps its own bound, inside the hook).
 
+pub mod billed;
 pub mod steps;
 
 use crate::mcp::Server;
@@ -70,6 +71,11 @@ pub struct Row {
     /// The net had the agent received refrain's tool list in full on every request, as Codex does
     /// (removed - added - requests x the full list): the same session under Codex's fixed cost.
     pub net_if_full_list: i64,
+    /// The same figures weighed by the requests that carried them, and priced as prompt caching
+    /// bills them (see `billed`).
+    pub billed: billed::Billed,
+    /// The model the session used most (its prices are the billed dollars').
+    pub model: String,
     /// The session's ledger lines (kind, subject, removed, added), oldest first.
     pub lines: Vec<Value>,
 }
@@ -87,6 +93,9 @@ pub struct Report {
     pub total: Row,
     /// Sessions where refrain cost more than it removed.
     pub net_negative: Vec<String>,
+    /// Sessions where refrain cost more than it removed as billed (tokens carried by every later
+    /// request, at cache prices).
+    pub billed_negative: Vec<String>,
 }
 
 /// Reaches the scratch project's `refrain serve` as `refrain hook` reaches the owner.
@@ -175,9 +184,22 @@ async fn replay_group(
         let id = format!("replay-{n}-{}", name.replace('/', "-"));
         let transcript = transcripts.join(format!("{n}.jsonl"));
         let before = ledger(&server, 0).await?;
-        let counts = replay_session(&server, &ctx, s, &id, &transcript, &mut fired).await?;
+        let (counts, calls) = replay_session(&server, &ctx, s, &id, &transcript, &mut fired).await?;
         let after = ledger(&server, 10_000).await?;
-        rows.push(row(name, s, &id, counts, &before, &after, full_list));
+        let mut r = row(name, s, &id, counts, &before, &after, full_list);
+        let sides: Vec<billed::Sides> = r
+            .lines
+            .iter()
+            .map(|l| billed::Sides {
+                removed: l["removed"].as_u64().unwrap_or(0),
+                added: l["added"].as_u64().unwrap_or(0),
+            })
+            .collect();
+        r.model = billed::model_of(&s.raw);
+        let price = billed::price_of(s.agent == Agent::Codex, &r.model);
+        let per_request = r.fixed.checked_div(r.requests).unwrap_or(0);
+        r.billed = billed::weigh(&calls, &sides, &billed::compactions(&s.raw), per_request, &price);
+        rows.push(r);
     }
     server.stop().await;
     Ok(rows)
@@ -200,11 +222,13 @@ async fn replay_session(
     id: &str,
     transcript: &Path,
     fired: &mut HashSet<String>,
-) -> anyhow::Result<Counts> {
+) -> anyhow::Result<(Counts, Vec<billed::Fired>)> {
     let mut file = std::fs::File::create(transcript)?;
     let caller = ServeCaller(server);
     let mut written = 0;
     let mut counts = Counts::default();
+    let mut calls = Vec::new();
+    let mut seen = totals(server).await?;
     let mine: HashSet<String> =
         s.steps.iter().filter_map(|st| st.uuid.clone()).filter(|u| !fired.contains(u)).collect();
     for step in &s.steps {
@@ -227,9 +251,19 @@ async fn replay_session(
             _ => {}
         }
         hooks::respond(s.agent, step.event, &payload, ctx, &caller).await;
+        let now = totals(server).await?;
+        calls.push(billed::Fired { upto: step.upto, requests: now.0 - seen.0, lines: now.1 - seen.1 });
+        seen = now;
     }
     fired.extend(mine);
-    Ok(counts)
+    Ok((counts, calls))
+}
+
+/// The ledger's requests and lines so far.
+async fn totals(server: &Server) -> anyhow::Result<(u64, u64)> {
+    let l = ledger(server, 0).await?;
+    let lines = l["per_kind"].as_object().into_iter().flatten().filter_map(|(_, k)| k["lines"].as_u64()).sum();
+    Ok((l["requests"].as_u64().unwrap_or(0), lines))
 }
 
 /// The ledger part of `cache_stats`, with the newest `lines` lines.
@@ -269,6 +303,8 @@ fn row(name: &str, s: &steps::Session, id: &str, counts: Counts, before: &Value,
         injected: kind("injected"),
         copied: counts.copied,
         net_if_full_list: removed as i64 - added as i64 - (requests * full_list) as i64,
+        billed: billed::Billed::default(),
+        model: String::new(),
         lines,
     }
 }
@@ -288,9 +324,18 @@ fn summarize(sessions: Vec<Row>, per_request: BTreeMap<String, u64>) -> Report {
         total.injected += r.injected;
         total.copied += r.copied;
         total.net_if_full_list += r.net_if_full_list;
+        total.billed.add(&r.billed);
     }
     let net_negative = sessions.iter().filter(|r| r.net < 0).map(|r| r.session.clone()).collect();
-    Report { tokenizer: refrain::tokens::TOKENIZER.to_string(), per_request, sessions, total, net_negative }
+    let billed_negative = sessions.iter().filter(|r| r.billed.usd_net < 0.0).map(|r| r.session.clone()).collect();
+    Report {
+        tokenizer: refrain::tokens::TOKENIZER.to_string(),
+        per_request,
+        sessions,
+        total,
+        net_negative,
+        billed_negative,
+    }
 }
 
 fn print(r: &Report, json: bool) -> anyhow::Result<()> {
@@ -303,13 +348,25 @@ fn print(r: &Report, json: bool) -> anyhow::Result<()> {
     let w = r.sessions.iter().chain([&r.total]).map(|row| name(row).chars().count()).max().unwrap_or(7);
     writeln!(
         out,
-        "{:<w$} {:>5} {:>5} {:>5} {:>8} {:>7} {:>8} {:>8} {:>5} {:>5} {:>10}",
-        "session", "calls", "reqs", "notes", "removed", "added", "fixed", "net", "diffs", "plans", "net(full)"
+        "{:<w$} {:>5} {:>5} {:>5} {:>8} {:>7} {:>8} {:>8} {:>5} {:>5} {:>10} {:>11} {:>9}",
+        "session",
+        "calls",
+        "reqs",
+        "notes",
+        "removed",
+        "added",
+        "fixed",
+        "net",
+        "diffs",
+        "plans",
+        "net(full)",
+        "net(carried)",
+        "$net(billed)"
     )?;
     for row in r.sessions.iter().chain([&r.total]) {
         writeln!(
             out,
-            "{:<w$} {:>5} {:>5} {:>5} {:>8} {:>7} {:>8} {:>8} {:>5} {:>5} {:>10}",
+            "{:<w$} {:>5} {:>5} {:>5} {:>8} {:>7} {:>8} {:>8} {:>5} {:>5} {:>10} {:>11} {:>9.4}",
             name(row),
             row.tool_calls,
             row.requests,
@@ -320,7 +377,9 @@ fn print(r: &Report, json: bool) -> anyhow::Result<()> {
             row.net,
             row.diffs,
             row.injected,
-            row.net_if_full_list
+            row.net_if_full_list,
+            row.billed.net,
+            row.billed.usd_net
         )?;
     }
     let per: Vec<String> = r.per_request.iter().map(|(a, t)| format!("{a} {t}")).collect();
@@ -337,10 +396,22 @@ fn print(r: &Report, json: bool) -> anyhow::Result<()> {
             r.total.copied
         )?;
     }
+    let b = &r.total.billed;
+    writeln!(
+        out,
+        "carried (every token weighed by the requests that sent it): removed {} added {} tool list {} net {}",
+        b.removed, b.added, b.fixed, b.net
+    )?;
+    writeln!(
+        out,
+        "billed at cache prices (written once, read by later requests): removed ${:.4} added ${:.4} tool list ${:.4} net ${:.4}",
+        b.usd_removed, b.usd_added, b.usd_fixed, b.usd_net
+    )?;
     writeln!(out, "net negative: {} of {} sessions", r.net_negative.len(), r.sessions.len())?;
     for s in &r.net_negative {
         writeln!(out, "  {s}")?;
     }
+    writeln!(out, "net negative as billed: {} of {} sessions", r.billed_negative.len(), r.sessions.len())?;
     Ok(())
 }
 
