@@ -74,8 +74,8 @@ pub enum GetOutcome {
         stale: bool,
         /// The exact key looked up, when arguments were given.
         key: Option<String>,
-        /// A near match that failed verification, for the caller to judge (never a hit).
-        suggestion: Option<Suggestion>,
+        /// The nearest matches that failed verification, for the caller to judge (never hits).
+        suggestions: Vec<Suggestion>,
         /// Candidates considered by meaning (with `explain`).
         considered: Vec<Scored>,
     },
@@ -94,7 +94,7 @@ pub async fn get(app: &App, mut req: GetRequest) -> Result<GetOutcome> {
     let exact_key = req.args.as_ref().map(|a| key::exact_key(&req.namespace, &req.tool, a));
     let mut reasons = Vec::new();
     let mut stale = false;
-    let (mut suggestion, mut considered) = (None, Vec::new());
+    let (mut suggestions, mut considered) = (Vec::new(), Vec::new());
     if let Some(k) = &exact_key {
         match entry::load(&app.store, k)? {
             Some(e) => match check(app, e, MatchKind::Exact).await? {
@@ -123,9 +123,9 @@ pub async fn get(app: &App, mut req: GetRequest) -> Result<GetOutcome> {
                     }
                 }
             }
-            Semantic::NotFound { reason, suggestion: s, considered: seen } => {
+            Semantic::NotFound { reason, suggestions: s, considered: seen } => {
                 reasons.push(reason);
-                suggestion = s;
+                suggestions = s;
                 considered = seen;
             }
         }
@@ -137,10 +137,10 @@ pub async fn get(app: &App, mut req: GetRequest) -> Result<GetOutcome> {
     if stale {
         stats::bump(&app.store, AREA, "misses_stale", Some(&req.tool), 1)?;
     }
-    if suggestion.is_some() {
+    if !suggestions.is_empty() {
         stats::bump(&app.store, AREA, "suggestions", Some(&req.tool), 1)?;
     }
-    Ok(GetOutcome::Miss { reason: reasons.join("; "), stale, key: exact_key, suggestion, considered })
+    Ok(GetOutcome::Miss { reason: reasons.join("; "), stale, key: exact_key, suggestions, considered })
 }
 
 /// Checks expiry and freshness; a stale entry is evicted.

@@ -4,16 +4,17 @@
 //! The same (normalised) text is found through its hash and always reaches its own entry. Anything
 //! else goes through the nearest stored queries from the vector index, minus quarantined entries,
 //! and the verification stage decides them in one batch; the best accepted candidate is served.
-//! A near candidate that fails verification may come back as a suggestion (its stored text and
-//! score), which is never a hit.
+//! The nearest candidates that failed verification come back as suggestions (up to three, by
+//! cosine, each with its score and any gate that refused it), which are never hits: the agent
+//! judges them, and takes one by asking again with its exact text.
 
 use super::entry::{self, Entry};
 use super::{Result, feedback, texts};
 use crate::app::App;
 use crate::verify::{self, Assessed, Candidate, Kind, Method, text};
 
-/// A rejected candidate scoring at least this share of its threshold comes back as a suggestion.
-const SUGGEST_SHARE: f32 = 0.5;
+/// Most suggestions a miss carries.
+const MAX_SUGGESTIONS: usize = 3;
 /// Most candidates scored per lookup, whatever the configuration says.
 const MAX_CANDIDATES: usize = 64;
 
@@ -39,6 +40,10 @@ pub struct Suggestion {
     pub score: f32,
     /// The threshold it had to reach.
     pub threshold: f32,
+    /// Its cosine similarity to the new query.
+    pub cosine: f32,
+    /// The gate that refused it before scoring, if one did.
+    pub gate: Option<&'static str>,
 }
 
 /// What a lookup by meaning found.
@@ -59,8 +64,8 @@ pub enum Semantic {
     NotFound {
         /// Why, in words.
         reason: String,
-        /// The nearest candidate that failed verification, when it came close.
-        suggestion: Option<Suggestion>,
+        /// The nearest candidates that failed verification, nearest first.
+        suggestions: Vec<Suggestion>,
         /// Every candidate considered (with `explain`).
         considered: Vec<Scored>,
     },
@@ -76,7 +81,7 @@ pub async fn lookup(app: &App, namespace: &str, tool: &str, query: &str, explain
     {
         return Ok(Semantic::Found { entry: Box::new(e), score: 1.0, method: Method::Exact, considered: Vec::new() });
     }
-    let not_found = |reason: String| Semantic::NotFound { reason, suggestion: None, considered: Vec::new() };
+    let not_found = |reason: String| Semantic::NotFound { reason, suggestions: Vec::new(), considered: Vec::new() };
     let vector = match app.embed.embed_one(query).await {
         Ok(v) => v,
         Err(e) => return Ok(not_found(format!("no lookup by meaning: {e}"))),
@@ -130,22 +135,30 @@ pub async fn lookup(app: &App, namespace: &str, tool: &str, query: &str, explain
     }
     Ok(Semantic::NotFound {
         reason: miss_reason(tool, &cands, &assessed, quarantined),
-        suggestion: suggestion(&cands, &assessed),
+        suggestions: suggestions(&cands, &assessed),
         considered,
     })
 }
 
-/// The highest-scoring rejected candidate that no gate dropped, when it came close.
-fn suggestion(cands: &[Candidate<'_>], assessed: &[Assessed]) -> Option<Suggestion> {
-    let i = (0..assessed.len())
-        .filter(|&i| assessed[i].gate.is_none() && !assessed[i].verdict.accepted)
-        .max_by(|&a, &b| assessed[a].verdict.score.total_cmp(&assessed[b].verdict.score))?;
-    let v = assessed[i].verdict;
-    (v.threshold.is_finite() && v.score >= SUGGEST_SHARE * v.threshold).then(|| Suggestion {
-        query: cands[i].stored.to_string(),
-        score: v.score,
-        threshold: v.threshold,
-    })
+/// The nearest rejected candidates, by cosine, down to the retrieval floor (so `explain`, which
+/// retrieves below it, suggests the same): on refrain's own developer-query development split
+/// the right stored query is the nearest one whenever it is among those above the floor, while
+/// the verifier's score alone left it out for a third of the rephrasings.
+fn suggestions(cands: &[Candidate<'_>], assessed: &[Assessed]) -> Vec<Suggestion> {
+    let mut near: Vec<usize> = (0..assessed.len())
+        .filter(|&i| !assessed[i].verdict.accepted && cands[i].cosine >= verify::gate::FLOOR)
+        .collect();
+    near.sort_by(|&a, &b| cands[b].cosine.total_cmp(&cands[a].cosine));
+    near.into_iter()
+        .take(MAX_SUGGESTIONS)
+        .map(|i| Suggestion {
+            query: cands[i].stored.to_string(),
+            score: assessed[i].verdict.score,
+            threshold: assessed[i].verdict.threshold,
+            cosine: cands[i].cosine,
+            gate: assessed[i].gate.map(verify::Gate::reason),
+        })
+        .collect()
 }
 
 fn miss_reason(tool: &str, cands: &[Candidate<'_>], assessed: &[Assessed], quarantined: usize) -> String {

@@ -42,6 +42,9 @@ pub struct SuggestionOut {
     pub score: f32,
     /// The score it had to reach.
     pub threshold: f32,
+    /// The gate that refused it before scoring, if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
 }
 
 /// A stored query considered by meaning (with `explain`).
@@ -108,9 +111,14 @@ pub struct ResponseCacheGetOutput {
     /// served by meaning was wrong).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
-    /// On a miss: a near stored query that failed verification. Not a hit; judge it yourself.
+    /// On a miss: the nearest stored query that failed verification (the first of
+    /// `suggestions`). Not a hit; judge it yourself.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suggestion: Option<SuggestionOut>,
+    /// On a miss: up to three near stored queries, nearest first. Not hits: if one asks what you
+    /// ask, look it up again with its exact text.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<SuggestionOut>,
     /// Every stored query considered by meaning (only with `explain`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub candidates: Option<Vec<CandidateOut>>,
@@ -138,18 +146,19 @@ fn candidates(considered: Vec<Scored>, explain: bool) -> Option<Vec<CandidateOut
     })
 }
 
-fn suggestion(s: Option<Suggestion>) -> Option<SuggestionOut> {
-    s.map(|s| SuggestionOut { query: s.query, score: s.score, threshold: s.threshold })
+fn suggestion(s: Suggestion) -> SuggestionOut {
+    SuggestionOut { query: s.query, score: s.score, threshold: s.threshold, failed: s.gate.map(str::to_string) }
 }
 
 #[tool_router(router = response_cache_get_router, vis = "pub(crate)")]
 impl Refrain {
     /// Before re-running a read-only tool, look up its cached result by the same arguments, or by
     /// a natural-language query (same tool and namespace). Files the result depends on are
-    /// re-checked first: a changed file makes it a miss that names the file. A miss may carry a
-    /// `suggestion` (a stored query that came close, never a hit): if you judge that it asks what
-    /// you ask, call again with `query` set to exactly its `query` text (same tool and
-    /// namespace): a stored query's own text always reaches its entry, so that serves its answer.
+    /// re-checked first: a changed file makes it a miss that names the file. A miss may carry up
+    /// to three `suggestions` (stored queries that came close, nearest first, never hits): if you
+    /// judge that one asks what you ask, call again with `query` set to exactly its `query` text
+    /// (same tool and namespace): a stored query's own text always reaches its entry, so that
+    /// serves its answer.
     #[tool(
         name = "response_cache_get",
         output_schema = schema_for_output::<ResponseCacheGetOutput>(),
@@ -202,10 +211,11 @@ impl Refrain {
                     stale: false,
                     key: Some(h.entry.key),
                     suggestion: None,
+                    suggestions: Vec::new(),
                     candidates: candidates(h.considered, p.explain),
                 }
             }
-            GetOutcome::Miss { reason, stale, key, suggestion: s, considered } => ResponseCacheGetOutput {
+            GetOutcome::Miss { reason, stale, key, suggestions: near, considered } => ResponseCacheGetOutput {
                 status: "miss".into(),
                 result: None,
                 matched: None,
@@ -219,7 +229,8 @@ impl Refrain {
                 reason: Some(reason),
                 stale,
                 key,
-                suggestion: suggestion(s),
+                suggestion: near.first().cloned().map(suggestion),
+                suggestions: near.into_iter().map(suggestion).collect(),
                 candidates: candidates(considered, p.explain),
             },
         };
@@ -233,13 +244,21 @@ impl Refrain {
                 let how = out.matched.as_deref().unwrap_or("");
                 format!("hit ({how}) for {}, stored {}s ago, still fresh:\n{body}", p.tool, out.age_secs.unwrap_or(0))
             }
-            (_, Some(r)) => match &out.suggestion {
-                Some(s) => format!(
-                    "miss: {r}. Not served, but close: a stored query reads {:?} (score {:.2}); if it asks the same thing, look it up with that exact text",
-                    s.query, s.score
-                ),
-                None => format!("miss: {r}"),
-            },
+            (_, Some(r)) if out.suggestions.is_empty() => format!("miss: {r}"),
+            (_, Some(r)) => {
+                let lines: Vec<String> = out
+                    .suggestions
+                    .iter()
+                    .map(|s| match &s.failed {
+                        Some(g) => format!("- {:?} ({g})", s.query),
+                        None => format!("- {:?} ({:.2})", s.query, s.score),
+                    })
+                    .collect();
+                format!(
+                    "miss: {r}. Near stored queries, not served (if one asks what you ask, look it up with its exact text):\n{}",
+                    lines.join("\n")
+                )
+            }
             _ => "miss".into(),
         };
         let (kind, carried) = match &out.result {

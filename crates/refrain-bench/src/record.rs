@@ -46,6 +46,10 @@ pub struct Record {
     /// Wall time of the lookup call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<f64>,
+    /// On a miss, the stored texts the answer suggested, nearest first (never hits; the agent
+    /// judges them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<String>,
 }
 
 /// One candidate of a lookup.

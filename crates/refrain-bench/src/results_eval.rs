@@ -236,6 +236,12 @@ fn to_record(
         method: out["method"].as_str().map(str::to_string),
         latency_ms: Some(latency_ms),
         near_miss: l.near,
+        suggestions: out["suggestions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["query"].as_str().map(str::to_string))
+            .collect(),
         ..Record::default()
     };
     if exact {
