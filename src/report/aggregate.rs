@@ -115,25 +115,32 @@ pub fn would_net(report: &mut Report, files: &[Arc<FileSummary>], cost: ToolCost
             read_tokens += w.repeated_read_tokens;
         }
         let removed = read_tokens.saturating_sub(reads * cost.note);
+        let carried = f.carried_read_tokens.saturating_sub(f.carried_reads * cost.note);
         let fixed = requests * cost.of(f.agent);
         let w = per.entry(f.project.as_str()).or_default();
         w.removed += removed;
+        w.carried_removed += carried;
         w.fixed += fixed;
         w.sessions += 1;
         w.sessions_negative += u64::from(fixed > removed);
+        w.sessions_negative_carried += u64::from(fixed > carried);
     }
     let total = &mut report.totals.would_net;
     for p in &mut report.projects {
         if let Some(mut w) = per.remove(p.root.as_str()) {
             w.net = w.removed as i64 - w.fixed as i64;
+            w.carried_net = w.carried_removed as i64 - w.fixed as i64;
             total.removed += w.removed;
+            total.carried_removed += w.carried_removed;
             total.fixed += w.fixed;
             total.sessions += w.sessions;
             total.sessions_negative += w.sessions_negative;
+            total.sessions_negative_carried += w.sessions_negative_carried;
             p.would_net = w;
         }
     }
     total.net = total.removed as i64 - total.fixed as i64;
+    total.carried_net = total.carried_removed as i64 - total.fixed as i64;
 }
 
 fn waste_usd(w: &Waste) -> f64 {
@@ -213,6 +220,9 @@ mod tests {
         let t = Tokens { requests, ..Tokens::default() };
         let w = Waste { repeated_reads: reads, repeated_read_tokens: read_tokens, ..Waste::default() };
         f.days.insert("2026-11-28".into(), (t, w));
+        // Each repeated read is sent again by the 6 requests after it.
+        f.carried_reads = reads * 6;
+        f.carried_read_tokens = read_tokens * 6;
         Arc::new(f)
     }
 
@@ -234,7 +244,10 @@ mod tests {
                 fixed: 10 * 600 + 100 * 80,
                 net: 4_920 - 14_000,
                 sessions_negative: 2,
-                sessions: 2
+                sessions: 2,
+                carried_removed: 6 * (5_000 - 80),
+                carried_net: 29_520 - 14_000,
+                sessions_negative_carried: 1,
             }
         );
         let t = &r.totals.would_net;

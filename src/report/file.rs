@@ -63,6 +63,11 @@ pub struct FileSummary {
     pub reads: BTreeMap<String, (u64, u64, f64)>,
     /// The user's prompts.
     pub prompts: Vec<Prompt>,
+    /// Repeated unchanged reads, each counted once per later request that would have sent it
+    /// again (until the session's end or its next compaction).
+    pub carried_reads: u64,
+    /// Their tokens, counted the same way.
+    pub carried_read_tokens: u64,
 }
 
 /// Reads one history file; `progress` is told about every chunk of bytes read. A line over
@@ -107,6 +112,9 @@ struct State<'a> {
     fallback_day: String,
     /// What to call the project when no line names the working directory.
     unknown_project: String,
+    /// Repeats of the main conversation not yet settled: count, count x request, tokens,
+    /// tokens x request (the request each was read at).
+    pending: [u64; 4],
 }
 
 impl<'a> State<'a> {
@@ -123,6 +131,7 @@ impl<'a> State<'a> {
             models: HashMap::new(),
             fallback_day: day_of(file.mtime_ms),
             unknown_project: unknown_project(file),
+            pending: [0; 4],
         }
     }
 
@@ -145,7 +154,7 @@ impl<'a> State<'a> {
                     // own (the observer keeps one per subagent); it asks no prompt of the user.
                     let seen = self.obs.claude(&v);
                     if in_range && !seen.repeats.is_empty() {
-                        self.repeats(seen.repeats, ts);
+                        self.repeats(seen.repeats, ts, false);
                     }
                     return;
                 }
@@ -160,17 +169,44 @@ impl<'a> State<'a> {
                 self.out.prompts.push(Prompt { text, line, tokens: 0 });
             }
             if !seen.repeats.is_empty() {
-                self.repeats(seen.repeats, ts);
+                self.repeats(seen.repeats, ts, true);
             }
+        }
+        if seen.compacted {
+            // Every request made so far (the last turn included) sent what was read before it.
+            self.settle(self.done as u64 + 1);
         }
         self.account_complete_turns(false);
     }
 
-    /// Accounts reads that repeated an unchanged read.
-    fn repeats(&mut self, repeats: Vec<super::reads::Repeat>, ts: Option<i64>) {
+    /// Ends the pending repeats' carriage here (a compaction, or the end of the file): each would
+    /// have been sent with every request from the one after its read up to now.
+    fn settle(&mut self, at: u64) {
+        let [n, n_at, t, t_at] = std::mem::take(&mut self.pending);
+        self.out.carried_reads += (n * at).saturating_sub(n_at);
+        self.out.carried_read_tokens += (t * at).saturating_sub(t_at);
+    }
+
+    /// Accounts reads that repeated an unchanged read. Those of the main conversation (`main`) are
+    /// carried by its later requests; a subagent's inline ones by one request (its own requests
+    /// are not told apart here).
+    fn repeats(&mut self, repeats: Vec<super::reads::Repeat>, ts: Option<i64>, main: bool) {
         let day = ts.map(day_of).unwrap_or_else(|| self.fallback_day.clone());
         let price = self.price(&self.current_model());
+        // The turns before the one that made the call are accounted; the request after it is the
+        // first to send the result.
+        let at = self.done as u64 + 1;
         for r in repeats {
+            if main {
+                let p = &mut self.pending;
+                p[0] += 1;
+                p[1] += at;
+                p[2] += r.tokens;
+                p[3] += r.tokens * at;
+            } else {
+                self.out.carried_reads += 1;
+                self.out.carried_read_tokens += r.tokens;
+            }
             let usd = price.added(r.tokens);
             let e = self.out.reads.entry(r.path).or_default();
             *e = (e.0 + 1, e.1 + r.tokens, e.2 + usd);
@@ -240,6 +276,7 @@ impl<'a> State<'a> {
 
     fn finish(mut self) -> FileSummary {
         self.account_complete_turns(true);
+        self.settle(self.done as u64);
         for (_, (ts, model, u)) in std::mem::take(&mut self.side_usage) {
             if self.ctx.since_ms.is_some_and(|s| ts.is_some_and(|t| t < s)) {
                 continue;

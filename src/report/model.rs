@@ -217,6 +217,13 @@ pub struct WouldNet {
     pub sessions_negative: u64,
     /// Sessions read.
     pub sessions: u64,
+    /// `removed` counted once per later request that would have sent it (until the session's end
+    /// or its next compaction), as the tool list is: what a provider bills.
+    pub carried_removed: u64,
+    /// carried_removed - fixed.
+    pub carried_net: i64,
+    /// Sessions where refrain would cost more than it removes, counted carried.
+    pub sessions_negative_carried: u64,
 }
 
 /// One project's figures.

@@ -17,6 +17,8 @@ pub struct Seen {
     pub prompt: Option<String>,
     /// Reads that repeated an unchanged read.
     pub repeats: Vec<Repeat>,
+    /// The main conversation's context was compacted here: what it held is no longer sent.
+    pub compacted: bool,
 }
 
 /// Per-file observation state.
@@ -75,6 +77,7 @@ impl Observer {
             && matches!(v.get("subtype").and_then(Value::as_str), Some("compact_boundary" | "microcompact_boundary"))
         {
             self.reads().reset();
+            seen.compacted = self.current.is_empty();
             return seen;
         }
         let Some(content) = v.get("message").and_then(|m| m.get("content")) else { return seen };
@@ -141,7 +144,10 @@ impl Observer {
                     self.cwd = Some(cwd.to_string());
                 }
             }
-            Some("compacted") => self.reads.reset(),
+            Some("compacted") => {
+                self.reads.reset();
+                seen.compacted = true;
+            }
             Some("response_item") => self.codex_item(p, &mut seen),
             _ => {}
         }

@@ -36,6 +36,18 @@ fn report_of(lines: &[String]) -> Report {
     run(&Options { roots, threads: 1, ..Options::default() }).0
 }
 
+/// The one file's summary of a Claude Code session written from `lines`.
+fn lines_summary(lines: &[String]) -> FileSummary {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("claude/projects/-p");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("s.jsonl"), lines.join("\n")).unwrap();
+    let roots = Roots { claude: Some(d.path().join("claude/projects")), codex: None };
+    let (_, files) = run(&Options { roots, threads: 1, ..Options::default() });
+    assert_eq!(files.len(), 1);
+    FileSummary::clone(&files[0])
+}
+
 fn run(opts: &Options) -> (Report, Vec<Arc<FileSummary>>) {
     let files = sources::discover(&opts.roots, opts.since_ms, opts.agent);
     analyze(opts, &files, &Rules::builtin(), None, &|_| {})
@@ -222,6 +234,37 @@ fn repeated_reads_count_once_per_unchanged_reread_and_reset_on_compaction() {
     assert_eq!(r.repeated_files[0].path, "/p/a.rs");
     // 200 tokens added to the context once, at sonnet's $3/Mtok written at 1.25x.
     assert!(close(r.totals.waste.repeated_read_usd, 200.0 * 3e-6 * 1.25));
+}
+
+/// A repeated read would have been sent again with every request after it, up to the next
+/// compaction: that is what removing it saves, as the tool list costs every request.
+#[test]
+fn a_repeated_read_is_carried_by_the_requests_after_it_until_a_compaction() {
+    let body = "y".repeat(800);
+    let turn = |id: &str, p: Option<&str>| {
+        let content = match p {
+            Some(p) => format!(r#"[{{"type":"tool_use","id":"{id}","name":"Read","input":{{"file_path":"{p}"}}}}]"#),
+            None => r#"[{"type":"text","text":"ok"}]"#.to_string(),
+        };
+        format!(
+            r#"{{"type":"assistant","timestamp":"2026-02-01T10:00:00Z","cwd":"/p","message":{{"id":"m{id}","role":"assistant","model":"claude-sonnet-4-5","content":{content},"usage":{{"input_tokens":10,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}}}}}"#
+        )
+    };
+    let result = |id: &str| {
+        format!(
+            r#"{{"type":"user","timestamp":"2026-02-01T10:00:01Z","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"{body}"}}]}}}}"#
+        )
+    };
+    let compact = r#"{"type":"system","subtype":"compact_boundary","timestamp":"2026-02-01T10:00:03Z"}"#;
+    // Requests: 1 (reads), 2 (reads again), 3, 4, then a compaction, then 5 and 6.
+    let mut lines = vec![turn("1", Some("/p/a.rs")), result("1"), turn("2", Some("/p/a.rs")), result("2")];
+    lines.extend([turn("3", None), turn("4", None), compact.to_string(), turn("5", None), turn("6", None)]);
+    let files = lines_summary(&lines);
+    // The repeat's result is sent by requests 3 and 4; the compaction drops it.
+    assert_eq!((files.carried_reads, files.carried_read_tokens), (2, 400));
+    lines.remove(6);
+    let files = lines_summary(&lines);
+    assert_eq!((files.carried_reads, files.carried_read_tokens), (4, 800), "no compaction: up to request 6");
 }
 
 #[test]

@@ -132,6 +132,13 @@ pub fn render(r: &Report) -> String {
             num(w.sessions_negative),
             num(w.sessions)
         );
+        let _ = writeln!(
+            o,
+            "  counted as sent (a removed read is not sent again with each later request, the tool list is sent with every one): {} tokens; {} of {} sessions net negative",
+            signed(w.carried_net),
+            num(w.sessions_negative_carried),
+            num(w.sessions)
+        );
     }
     for s in r.refrain.iter().filter(|s| !s.ledger_lines.is_empty()) {
         let _ =
