@@ -35,6 +35,7 @@ pub mod heads;
 pub mod hits;
 pub mod intake;
 pub mod key;
+pub mod lexical;
 pub mod lexicon;
 pub mod library;
 pub mod lookup;
