@@ -114,10 +114,10 @@ async fn lookup_with(
     near.extend(same.own);
     let mut cands = Vec::with_capacity(found.len());
     for (id, cosine) in found {
-        // Beyond the nearest few, a candidate costs a head read and the text gates: only an
-        // explaining lookup pays that, to report it.
+        // Beyond the nearest few, a candidate costs a head read and the text gates, and is never
+        // served: it may still be suggested, when its words bring it near (`suggest`).
         let beyond = !near.contains(&id);
-        if beyond && !explain {
+        if beyond && !explain && cosine.is_none_or(|c| c < app.config.plans.suggest_min_score) {
             continue;
         }
         let head = match read.remove(&id) {
@@ -162,7 +162,9 @@ async fn lookup_with(
     }
     let served = hit.as_ref().map(|h: &Hit| h.plan_id.clone());
     let shown = if explain { cands.len() } else { app.config.plans.report_candidates.max(1) };
-    let candidates: Vec<CandidateReport> = cands.iter().take(shown).map(report).collect();
+    // Without explaining, only the nearest are reported, as they were all the gates saw.
+    let candidates: Vec<CandidateReport> =
+        cands.iter().filter(|c| explain || !c.beyond).take(shown).map(report).collect();
     let masked = new.masked.text.clone();
     if hit.is_some() {
         if !dry {
@@ -187,7 +189,7 @@ async fn lookup_with(
     if !suggestions.is_empty() && !dry {
         stats::bump(&app.store, "plans", "suggestions", None, 1)?;
     }
-    let reason = Some(miss_reason(&cands));
+    let reason = Some(miss_reason(cands.iter().filter(|c| explain || !c.beyond)));
     let suggestion = suggestions.first().cloned();
     Ok(Lookup { hit: None, suggestion, suggestions, task: n, key, masked, reason, candidates, meaning })
 }
@@ -553,17 +555,21 @@ pub const MAX_SUGGESTIONS: usize = 3;
 
 /// The near stored tasks a miss shows the agent, at or above `min`. Gates decide hits, never what
 /// is shown: the agent judges, and each suggestion says why it was no hit (`failed`, `detail`) and
-/// which values differ. What no gate refused comes first (scored by the verifier: below its
-/// threshold, or only a value gate refused it), then what a gate refused (`gated`, by the masked
-/// tasks' cosine). Never the served plan, never one the runtime's caps rule out, never one beyond
-/// the nearest few. On the coding families' development split, showing the gated candidates too
-/// (at `plans.suggest_min_score` 0.3) brought the right plan into the three shown for 262 of 378
-/// missed paraphrases instead of 155 (test split, run once: 177 of 253, was 112), and the hook,
-/// which reads only what no gate refused, shows as often as before.
+/// which values differ. Its `score` is the verifier's when no gate refused it (below its
+/// threshold, or only a value gate refused it), else (`gated`) the masked tasks' cosine. Never the
+/// served plan, never one the runtime's caps rule out. Candidates beyond the nearest few are never
+/// served but may be shown (gated, `not_nearest` when no other gate refused them).
+///
+/// The order is `lexical::fused`: the masked tasks' cosine plus the stored task's words shared with
+/// this one (`lexical`), whether or not a gate refused it, so the plan of a family that shares
+/// the task's words outranks one that only reads alike. On the coding families' development split
+/// it brought the right plan into the three shown for 304 of 378 missed paraphrases instead of
+/// 262 (what no gate refused first, then the gated, each by score; test split, run once: 210 of
+/// 253, was 177), and the hook, which reads only what no gate refused, shows no more often.
 fn suggest(cands: &[Cand], min: f32, served: Option<&str>, caps: &RuntimeCaps, new: &NewTask) -> Vec<Suggestion> {
-    let mut found: Vec<(&Cand, &String, &String, f32, bool)> = cands
+    let found: Vec<(&Cand, &String, &String, f32, bool)> = cands
         .iter()
-        .filter(|c| !c.beyond && Some(c.head.id.as_str()) != served)
+        .filter(|c| Some(c.head.id.as_str()) != served)
         .filter_map(|c| {
             let (stage, detail) = c.failed.as_ref()?;
             if caps_failure(&c.head, caps).is_some() {
@@ -578,11 +584,11 @@ fn suggest(cands: &[Cand], min: f32, served: Option<&str>, caps: &RuntimeCaps, n
         })
         .filter(|(_, _, _, s, _)| *s >= min)
         .collect();
-    // What no gate refused comes first (the verifier's near misses, then the value-gated), as a
-    // hook reads it; then what a gate refused, by cosine.
-    found.sort_by(|a, b| (a.4.cmp(&b.4)).then((b.1 == "verifier").cmp(&(a.1 == "verifier"))).then(b.3.total_cmp(&a.3)));
-    found
+    let tasks: Vec<&str> = found.iter().map(|f| f.0.head.task.as_str()).collect();
+    let cosines: Vec<f32> = found.iter().map(|f| f.0.cosine.unwrap_or(f.3)).collect();
+    super::lexical::fused(&new.text, &tasks, &cosines)
         .into_iter()
+        .map(|i| found[i])
         .take(MAX_SUGGESTIONS)
         .map(|(c, stage, detail, score, gated)| Suggestion {
             plan_id: c.head.id.clone(),
@@ -614,7 +620,8 @@ fn differs(head: &Head, new: &NewTask) -> Differs {
     Differs { stored: only(&stored, &yours), yours: only(&yours, &stored) }
 }
 
-fn miss_reason(cands: &[Cand]) -> String {
+fn miss_reason<'a>(cands: impl Iterator<Item = &'a Cand>) -> String {
+    let cands: Vec<&Cand> = cands.collect();
     let Some(best) = cands.first() else {
         return "no stored plan is near this task".into();
     };

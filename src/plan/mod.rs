@@ -16,7 +16,8 @@
 //!    bucket), gates each (`align` fills its slots from the new task, `coverage` checks every
 //!    value is used, `spelling` catches a stored value left in another spelling), asks the
 //!    verifier, fills (`fill`) and validates (`validate`) the first that passes, and answers
-//!    (`report`); `hits` batches hit stamps; `review` drops team plans the user does not accept
+//!    (`report`), a miss with near plans ordered by their cosine and the words they share with the
+//!    task (`lexical`); `hits` batches hit stamps; `review` drops team plans the user does not accept
 //!    (`team.accept`, `refrain plans review`) before any gate; `restraint` stops the prompt hook
 //!    offering near plans in a project whose agent does not take them.
 //! 4. **Handing over.** `frame` renders a plan as quoted, attributed data with `risk`'s marks on
@@ -36,6 +37,7 @@ pub mod heads;
 pub mod hits;
 pub mod intake;
 pub mod key;
+pub mod lexical;
 pub mod lexicon;
 pub mod library;
 pub mod lookup;

@@ -23,6 +23,7 @@ mod plan_accept;
 mod plan_frame;
 mod plan_match;
 mod plan_own;
+mod plan_rank;
 mod plan_restraint;
 mod prompt;
 mod python_sdk;

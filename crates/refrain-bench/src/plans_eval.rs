@@ -288,7 +288,8 @@ async fn look(
             .map(|c| {
                 let gate = &c["gate"];
                 json!({
-                    "text": c["masked"], "right": cand_right(c), "cosine": c["cosine"].as_f64().unwrap_or(0.0),
+                    "text": c["masked"], "task": c["task"], "failed": c["failed"], "plan_id": c["plan_id"],
+                    "right": cand_right(c), "cosine": c["cosine"].as_f64().unwrap_or(0.0),
                     "verifier": c["model_score"], "gate": gate,
                     "exact": c["exact"] == true && gate.is_null(),
                 })
