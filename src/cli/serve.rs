@@ -38,6 +38,7 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCode> {
     super::init_logging(&config);
     crate::tools::surface::Selection::parse(&config.server.tools).map_err(anyhow::Error::msg)?;
     super::warn_refused(&config);
+    crate::embed::heap::keep_large_buffers();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let max = config.server.max_message_bytes;

@@ -6,6 +6,7 @@
 
 mod fast;
 mod handle;
+pub mod heap;
 pub mod tables;
 
 pub use fast::{FastEmbedder, MODEL_NAME, ModelFiles, Tables, cpu_without_arena, init_runtime};
