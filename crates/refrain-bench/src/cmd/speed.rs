@@ -3,8 +3,10 @@
 //! Each size gets a fresh home and project. The store is filled in process first (most entries
 //! exact-only and written in bulk; `--semantic-entries` of them through the real put path with an
 //! embedded query, taken from GPTCache's pairs), then `refrain serve` is started and timed with
-//! plain JSON-RPC lines: exact hits, semantic hits, flushed puts, and a get whose entry depends on
-//! 100 files. The in-process freshness check of 100 files is timed on its own too.
+//! plain JSON-RPC lines: exact hits, semantic hits, flushed puts, a get whose entry depends on
+//! 100 files, and `plan_lookup` over 200 stored plans; the semantic get and `plan_lookup` each
+//! beside their text's embedding alone. The in-process freshness check of 100 files is timed on
+//! its own too.
 
 use super::GlobalArgs;
 use anyhow::{Context, bail};
@@ -46,9 +48,9 @@ pub fn run(global: &GlobalArgs, args: &Opts) -> anyhow::Result<()> {
     writeln!(out, "## Result cache speed over stdio (real binary, one client, ms per call: p50 / p99)\n")?;
     writeln!(
         out,
-        "| entries | exact hit | semantic hit | its embedding alone (in process) | semantic p50 minus embedding p50 | put (flushed) | get, entry on 100 files | freshness check of 100 files (in process) |"
+        "| entries | exact hit | semantic hit | its embedding alone (in process) | semantic p50 minus embedding p50 | put (flushed) | get, entry on 100 files | freshness check of 100 files (in process) | plan_lookup ({PLANS} plans) | its embedding alone | plan_lookup p50 minus embedding p50 |"
     )?;
-    writeln!(out, "|---|---|---|---|---|---|---|---|")?;
+    writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|")?;
     for &n in &args.sizes {
         let row = one_size(n, args, &queries, model_dir.as_deref())?;
         writeln!(out, "| {n} | {} |", row.join(" | "))?;
@@ -60,6 +62,17 @@ pub fn run(global: &GlobalArgs, args: &Opts) -> anyhow::Result<()> {
         args.semantic_entries.min(queries.len())
     )?;
     Ok(())
+}
+
+/// Plans stored for the `plan_lookup` timing (GPTCache origins as tasks, one shell step each).
+const PLANS: usize = 200;
+
+/// The p50 gap between two samples, formatted.
+fn gap(a: &[f64], b: &[f64]) -> String {
+    match (quantile(a, 0.5), quantile(b, 0.5)) {
+        (Some(a), Some(b)) => format!("{:.3}", a - b),
+        _ => "n/a".into(),
+    }
 }
 
 /// The q-th quantile (0..=1) of `v`, by nearest rank; None when there are no samples.
@@ -133,10 +146,7 @@ fn one_size(
             }
         }
     }
-    let gap = match (quantile(&sem, 0.5), quantile(&alone, 0.5)) {
-        (Some(a), Some(b)) => format!("{:.3}", a - b),
-        _ => "n/a".into(),
-    };
+    let get_gap = gap(&sem, &alone);
     let mut puts = Vec::new();
     for i in 0..args.samples {
         let (ms, v) = srv.call(
@@ -159,9 +169,55 @@ fn one_size(
             dep100.push(ms);
         }
     }
+    let (plans, plans_alone) = plan_lookups(&mut srv, queries, args.samples, embedder.as_ref())?;
+    let plan_gap = gap(&plans, &plans_alone);
     drop(srv);
     let _ = std::fs::remove_dir_all(&tmp);
-    Ok(vec![fmt(exact), fmt(sem), fmt(alone), gap, fmt(puts), fmt(dep100), fresh_row])
+    Ok(vec![
+        fmt(exact),
+        fmt(sem),
+        fmt(alone),
+        get_gap,
+        fmt(puts),
+        fmt(dep100),
+        fresh_row,
+        fmt(plans),
+        fmt(plans_alone),
+        plan_gap,
+    ])
+}
+
+/// Stores `PLANS` plans over stdio (GPTCache origins as tasks) and times `plan_lookup` of their
+/// paraphrases, each with "please " in front (a text the server has not embedded yet), beside the
+/// same text's embedding alone in this process. A lookup that misses is timed too: it does the same
+/// work.
+fn plan_lookups(
+    srv: &mut Server,
+    queries: &[(String, String)],
+    samples: usize,
+    embedder: Option<&FastEmbedder>,
+) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
+    let (mut timed, mut alone) = (Vec::new(), Vec::new());
+    let plans = &queries[..PLANS.min(queries.len())];
+    for (i, (origin, _)) in plans.iter().enumerate() {
+        let trace =
+            json!({"steps": [{"tool": "Bash", "inputs": {"command": format!("echo {i}")}, "side_effect": false}]});
+        srv.call("plan_store", json!({"task": origin, "trace": trace}))?;
+    }
+    for (s, (_, q)) in plans.iter().take(samples).enumerate() {
+        let task = format!("please {q}");
+        let (ms, _) = srv.call("plan_lookup", json!({"task": task}))?;
+        if s == 0 {
+            continue;
+        }
+        timed.push(ms);
+        if let Some(e) = embedder {
+            let t = Instant::now();
+            e.embed(&[task.as_str()])?;
+            alone.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    Ok((timed, alone))
 }
 
 /// Fills the store: `n` exact-only `Read` entries written in bulk, plus `semantic` WebSearch
