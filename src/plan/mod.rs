@@ -43,6 +43,7 @@ pub mod names;
 pub mod normalise;
 pub mod params;
 pub mod report;
+pub mod respell;
 pub mod review;
 pub mod risk;
 pub mod service;
