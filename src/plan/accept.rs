@@ -14,6 +14,7 @@ use super::fill::{SlotSource, fill_aligned, placeholders};
 use super::head::Head;
 use super::intake::check_task;
 use super::library;
+use super::respell::respell;
 use super::spelling;
 use super::template::{Counters, Step};
 use super::validate::{RuntimeCaps, StageResult, validate};
@@ -91,7 +92,9 @@ pub fn accept(
     let head = Head::of(&rec.plan, rec.vector);
     let a = own(&head, &new, context).unwrap_or_else(|| align(&head, &new, context));
     let template = &rec.plan.template;
-    let filled = fill_aligned(template, &a, &new);
+    let mut filled = fill_aligned(template, &a, &new);
+    // The agent judged the plan its task's: the stored values' other spellings take the new ones.
+    respell(template, &mut filled);
     let stages = validate(template, &filled, caps);
     // Unfilled slots are the agent's to give; any other failing stage (a tool family or side
     // effect the caps rule out, a context value of the wrong type) is not servable as asked.

@@ -46,6 +46,7 @@ pub mod names;
 pub mod normalise;
 pub mod params;
 pub mod report;
+pub mod respell;
 pub mod restraint;
 pub mod review;
 pub mod risk;

@@ -78,7 +78,7 @@ fn steps_text(filled: &Filled) -> String {
 
 /// The words of a value: split at anything not alphanumeric and where a lowercase letter meets
 /// an uppercase one.
-fn words(v: &str) -> Vec<String> {
+pub(super) fn words(v: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;
