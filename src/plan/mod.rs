@@ -21,7 +21,8 @@
 //!    (`team.accept`, `refrain plans review`) before any gate; `restraint` stops the prompt hook
 //!    offering near plans in a project whose agent does not take them.
 //! 4. **Handing over.** `frame` renders a plan as quoted, attributed data with `risk`'s marks on
-//!    dangerous steps; `accept` fills a suggested plan the agent chose by id.
+//!    dangerous steps; `accept` fills a suggested plan the agent chose by id, and `respell` carries
+//!    the new values into the stored values' other spellings in its steps.
 
 pub mod accept;
 pub mod alias;
