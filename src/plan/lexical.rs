@@ -7,7 +7,7 @@
 //! (`parse_config` also counts as `parse` and `config`). Small and local on purpose: the
 //! tokenisation is this crate's (values, flags, paths), which no general BM25 crate knows.
 
-use super::lexicon;
+use super::{lexicon, spelling};
 use std::collections::{HashMap, HashSet};
 
 /// BM25's term-frequency saturation.
@@ -30,7 +30,8 @@ pub fn terms(text: &str) -> Vec<String> {
             out.push(format!("-{lower}"));
             continue;
         }
-        let parts = parts(word);
+        // Split at `_ - . / $ @` and lower-to-upper case changes (the only other characters left).
+        let parts = spelling::words(word);
         if parts.len() > 1 {
             out.push(lower);
             out.extend(parts.iter().filter_map(|p| plain(p)));
@@ -57,31 +58,6 @@ fn plain(word: &str) -> Option<String> {
         return Some(w[..w.len() - 1].to_string());
     }
     Some(w)
-}
-
-/// The parts of an identifier or path: split at `_ - . / $ @` and lower-to-upper case changes.
-fn parts(word: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in word.chars() {
-        if matches!(c, '_' | '-' | '.' | '/' | '$' | '@') {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        cur.push(c);
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
 }
 
 /// BM25 statistics over a set of stored tasks (the documents).

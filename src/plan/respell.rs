@@ -11,7 +11,7 @@
 //! not make it a slot (`check` in `cargo check` is the command, not the stored name).
 
 use super::fill::Filled;
-use super::spelling::words;
+use super::spelling::{self, words};
 use super::template::PlanTemplate;
 use serde_json::Value;
 
@@ -39,23 +39,14 @@ pub fn respell(template: &PlanTemplate, filled: &mut Filled) {
     }
 }
 
-/// A value's spellings in a fixed order: camelCase, PascalCase, snake_case, SCREAMING_SNAKE,
-/// kebab-case, joined. Two values' lists pair up form by form.
+/// A value's spellings in `spelling::forms`' fixed order (none for a value without words): two
+/// values' lists pair up form by form.
 fn forms(v: &str) -> Vec<String> {
     let w = words(v);
-    let cap = |s: &str| {
-        let mut c = s.chars();
-        c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
-    };
-    let Some(first) = w.first() else { return Vec::new() };
-    vec![
-        first.clone() + &w[1..].iter().map(|x| cap(x)).collect::<String>(),
-        w.iter().map(|x| cap(x)).collect(),
-        w.join("_"),
-        w.join("_").to_uppercase(),
-        w.join("-"),
-        w.concat(),
-    ]
+    if w.is_empty() {
+        return Vec::new();
+    }
+    spelling::forms(&w).to_vec()
 }
 
 /// One string with each stored value's other spellings rewritten.

@@ -107,10 +107,6 @@ const MAX_RUN: usize = 4;
 /// three characters say too little to count.
 fn spellings(v: &str) -> Vec<String> {
     let w = words(v);
-    let cap = |s: &str| {
-        let mut c = s.chars();
-        c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
-    };
     let runs: Vec<&[String]> = if w.len() == 1 {
         vec![&w[..]]
     } else {
@@ -121,19 +117,30 @@ fn spellings(v: &str) -> Vec<String> {
     };
     let mut out: Vec<String> = Vec::new();
     for r in runs {
-        out.extend([
-            r[0].clone() + &r[1..].iter().map(|x| cap(x)).collect::<String>(),
-            r.iter().map(|x| cap(x)).collect(),
-            r.join("_"),
-            r.join("_").to_uppercase(),
-            r.join("-"),
-            r.concat(),
-        ]);
+        out.extend(forms(r));
     }
     out.retain(|f| f.chars().count() >= 3);
     out.sort();
     out.dedup();
     out
+}
+
+/// The ways code spells a run of words (at least one), in a fixed order: camelCase, PascalCase,
+/// snake_case, SCREAMING_SNAKE, kebab-case, joined. Two runs' forms pair up form by form.
+pub(super) fn forms(r: &[String]) -> [String; 6] {
+    let cap = |s: &str| {
+        let mut c = s.chars();
+        c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+    };
+    let (first, rest) = r.split_first().map_or(("", &[][..]), |(f, rest)| (f.as_str(), rest));
+    [
+        first.to_string() + &rest.iter().map(|x| cap(x)).collect::<String>(),
+        r.iter().map(|x| cap(x)).collect(),
+        r.join("_"),
+        r.join("_").to_uppercase(),
+        r.join("-"),
+        r.concat(),
+    ]
 }
 
 /// Whether `form` occurs as a word or as the head of an identifier (`check` in `checkCmd`, not
