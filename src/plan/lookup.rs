@@ -99,6 +99,27 @@ async fn lookup_with(
     };
     let key = IntentKey::of(&n);
     let new = NewTask::new(&clean);
+    // A reply to the conversation ("yes", "push") is no task of its own: nothing stored for the
+    // same words in another conversation is served or suggested for it.
+    if let Some(why) = super::standalone::refusal(&clean) {
+        if !dry {
+            stats::bump(&app.store, "plans", "not_standalone", None, 1)?;
+        }
+        let masked = new.masked.text.clone();
+        let (suggestion, suggestions, candidates) = (None, Vec::new(), Vec::new());
+        let meaning = "none: the task does not stand alone".to_string();
+        return Ok(Lookup {
+            hit: None,
+            suggestion,
+            suggestions,
+            task: n,
+            key,
+            masked,
+            reason: Some(why),
+            candidates,
+            meaning,
+        });
+    }
     let Gathered { mut found, same, mut read, query, meaning } = gather(app, &new, &key).await?;
     // A team plan this user's settings do not serve (`review`) is no candidate at all: no hit, no
     // suggestion, not even its task among the candidates reported, nor a place among the nearest.

@@ -1,7 +1,8 @@
 //! The plan cache: reuse a plan for every task of the same kind, and never for a different one.
 //! Plain Rust, no rmcp types. The files, in the order a task goes through them:
 //!
-//! 1. **Reading a task.** `intake` checks sizes and redacts secrets; `words` splits it with byte
+//! 1. **Reading a task.** `intake` checks sizes and redacts secrets; `standalone` refuses a task
+//!    that only answers its conversation ("yes", "push"); `words` splits it with byte
 //!    offsets; `params` finds typed values (paths, versions, flags, URLs...) and `names` the
 //!    untyped ones (`run_server`, "the fn parse"); `mask` replaces both with placeholders.
 //!    `normalise` reduces the task to an action and a target kind with `lexicon`'s tables, and
@@ -53,6 +54,7 @@ pub mod review;
 pub mod risk;
 pub mod service;
 pub mod spelling;
+pub mod standalone;
 pub mod template;
 pub mod validate;
 pub mod words;

@@ -65,6 +65,9 @@ pub async fn store(app: &App, mut req: StoreRequest) -> Result<Stored, Error> {
     if req.task.trim().is_empty() {
         return Err(Error::Invalid("`task` is empty: pass the task the plan is for".into()));
     }
+    if let Some(why) = super::standalone::refusal(&req.task) {
+        return Err(Error::Invalid(why));
+    }
     let n = understand(app, &req.task).await;
     let key = IntentKey::of(&n);
     if let Some(given) = &req.key

@@ -71,7 +71,8 @@ async fn without_a_model_the_same_wording_with_other_values_is_served_and_nothin
 async fn any_phrasing_is_stored_and_its_own_text_always_hits() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path(), no_model());
-    for task in ["Print the number of lines in notes.txt", "Getting the disk usage of /var/log", "the weather is nice"]
+    for task in
+        ["Print the number of lines in notes.txt", "Getting the disk usage of /var/log", "the weather report for Paris"]
     {
         let t = serde_json::from_value(json!({"steps": [{"tool": "Bash", "inputs": {"command": "true"}}]})).unwrap();
         let r = StoreRequest { task: task.into(), template: Some(t), trace: None, key: None, source: None };

@@ -25,6 +25,7 @@ mod plan_match;
 mod plan_own;
 mod plan_rank;
 mod plan_restraint;
+mod plan_standalone;
 mod prompt;
 mod python_sdk;
 mod report;

@@ -21,7 +21,7 @@ fn fixture(name: &str) -> PathBuf {
 
 /// The captured Claude Code transcript of one MCP call, or the same turn with a Bash call of
 /// `command` for `task` instead.
-fn transcript(dir: &Path, name: &str, bash: Option<(&str, &str)>) -> PathBuf {
+pub(crate) fn transcript(dir: &Path, name: &str, bash: Option<(&str, &str)>) -> PathBuf {
     let mut body = std::fs::read_to_string(fixture("claude-transcript-mcp-call.jsonl")).unwrap();
     if let Some((task, command)) = bash {
         let input = json!({"command": command}).to_string();
@@ -41,7 +41,7 @@ fn transcript(dir: &Path, name: &str, bash: Option<(&str, &str)>) -> PathBuf {
 
 /// Runs `refrain hook claude <event>` with the captured payload pointed at this project and
 /// transcript (and `prompt`); returns its stdout.
-async fn hook(env: &Env, event: &str, file: &str, transcript: &Path, prompt: Option<&str>) -> String {
+pub(crate) async fn hook(env: &Env, event: &str, file: &str, transcript: &Path, prompt: Option<&str>) -> String {
     let mut v: Value = serde_json::from_slice(&std::fs::read(fixture(file)).unwrap()).unwrap();
     v["cwd"] = env.root().to_string_lossy().into();
     v["transcript_path"] = transcript.to_string_lossy().into();

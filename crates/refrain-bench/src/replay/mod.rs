@@ -34,6 +34,10 @@ pub struct Args {
     /// Print the result as JSON (every session, its ledger lines, the totals).
     #[arg(long)]
     pub json: bool,
+    /// Keep the scratch projects (their stores, transcripts and server logs) in this directory,
+    /// to audit any line with `refrain` itself.
+    #[arg(long)]
+    pub keep: Option<PathBuf>,
 }
 
 /// One replayed session.
@@ -140,7 +144,10 @@ pub fn run(config: refrain::config::Config, models: PathBuf, args: &Args) -> any
         .map(|a| (a.to_string(), refrain::tools::surface::per_request_tokens(a, tools)))
         .collect();
     let full = per_request["codex"];
-    let scratch = std::env::temp_dir().join(format!("refrain-bench-replay-{}", std::process::id()));
+    let scratch = match &args.keep {
+        Some(dir) => dir.clone(),
+        None => std::env::temp_dir().join(format!("refrain-bench-replay-{}", std::process::id())),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let result = runtime.block_on(async {
         let mut rows = Vec::new();
@@ -149,7 +156,9 @@ pub fn run(config: refrain::config::Config, models: PathBuf, args: &Args) -> any
         }
         anyhow::Ok(rows)
     });
-    let _ = std::fs::remove_dir_all(&scratch);
+    if args.keep.is_none() {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
     let sessions = result?;
     let report = summarize(sessions, per_request);
     print(&report, args.json)?;
