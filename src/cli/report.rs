@@ -145,7 +145,7 @@ pub async fn build(plan: &Plan, cache: Option<&mut report::Cache>, show_progress
 
 /// What refrain's default tool list costs each agent's requests, and a typical read note.
 fn tool_cost() -> report::model::ToolCost {
-    let default = ["default".to_string()];
+    let default = crate::config::ServerConfig::default();
     let note = "[refrain] src/guide.md is unchanged since your read at message 12; 240 lines. That output is still \
                 in your context above, so it is not repeated here.";
     report::model::ToolCost {

@@ -65,6 +65,7 @@ pub const RULES: &[Rule] = &[
         "a larger budget lets one request grow the server's memory as far as the repository likes",
     ),
     row("server.tools", Project, ""),
+    row("server.instructions", Project, ""),
     row("server.token", Trusted, "it sets the HTTP server's bearer token, so whoever wrote the repository can call it"),
     row("server.allowed_origins", Trusted, "it lets web pages on other sites call the HTTP server"),
     row("server.allowed_hosts", Trusted, "it switches off DNS-rebinding protection for other host names"),

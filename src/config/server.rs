@@ -30,6 +30,10 @@ pub struct ServerConfig {
     /// tool, full schemas), or tool names, in any mix. Every listed tool costs tokens on each
     /// request of agents that send tool definitions; unlisted tools stay callable by name.
     pub tools: Vec<String>,
+    /// Send the server's one-line instructions at `initialize` (which tool holds plans, which
+    /// results). Off by default: Claude Code adds them to every request even with refrain's tools
+    /// deferred, and the tool names, their descriptions and the hooks already say it.
+    pub instructions: bool,
 }
 
 impl Default for ServerConfig {
@@ -43,6 +47,7 @@ impl Default for ServerConfig {
             request_timeout_ms: crate::budget::DEFAULT_TIMEOUT.as_millis() as u64,
             request_memory_bytes: crate::budget::DEFAULT_BYTES,
             tools: vec!["default".to_string()],
+            instructions: false,
         }
     }
 }

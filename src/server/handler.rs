@@ -36,9 +36,9 @@ impl Handler {
 
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("refrain", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("refrain", env!("CARGO_PKG_VERSION")));
+        if self.link.config().server.instructions { info.with_instructions(INSTRUCTIONS) } else { info }
     }
 
     async fn list_tools(

@@ -86,7 +86,7 @@ impl Refrain {
             }
         };
         // Every one of these is followed by a model request, which carries refrain's tool list.
-        let per_request = surface::per_request_tokens(&ev.agent, &self.app.config.server.tools);
+        let per_request = surface::per_request_tokens(&ev.agent, &self.app.config.server);
         ledger::record_request(store, &ev.agent, per_request).map_err(|e| internal(e.to_string()))?;
         let mut saved = tokens_saved.unwrap_or(0);
         if let Some(kind) = kind {

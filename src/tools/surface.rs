@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 /// The most tokens everything refrain adds to a request by default may take: the listed tools'
-/// names, descriptions and input schemas plus the server instructions.
+/// names, descriptions and input schemas plus the server instructions (when sent).
 pub const BUDGET_TOKENS: u64 = 1_200;
 
 /// The tools listed by default, in the order they are listed (by name).
@@ -210,23 +210,29 @@ pub fn as_sent(tools: &[Tool]) -> String {
     Value::Array(defs).to_string()
 }
 
-/// Tokens of a tool list as an agent sends it, plus the server instructions.
+/// Tokens of a tool list as an agent sends it.
 pub fn definition_tokens(tools: &[Tool]) -> u64 {
-    crate::tokens::count(&as_sent(tools)) + crate::tokens::count(INSTRUCTIONS)
+    crate::tokens::count(&as_sent(tools))
 }
 
 /// Tokens of a tool list as Claude Code sends it by default: MCP tools are deferred behind its
-/// ToolSearch tool, so each request names them (`mcp__refrain__<tool>`) and carries the server
-/// instructions; a schema enters the context only when the model searches for the tool.
+/// ToolSearch tool, so each request names them (`mcp__refrain__<tool>`); a schema enters the
+/// context only when the model searches for the tool.
 pub fn deferred_tokens(tools: &[Tool]) -> u64 {
     let names: Vec<String> = tools.iter().map(|t| format!("mcp__refrain__{}", t.name)).collect();
-    crate::tokens::count(&names.join("\n")) + crate::tokens::count(INSTRUCTIONS)
+    crate::tokens::count(&names.join("\n"))
+}
+
+/// Tokens of the server instructions, when `server.instructions` sends them.
+pub fn instruction_tokens(server: &crate::config::ServerConfig) -> u64 {
+    if server.instructions { crate::tokens::count(INSTRUCTIONS) } else { 0 }
 }
 
 /// What refrain's tool list costs one request of `agent` (a hook's agent name), for the
-/// configured selection: Claude Code defers MCP tools, every other agent sends them in full.
-/// Counted once per process and selection.
-pub fn per_request_tokens(agent: &str, selection: &[String]) -> u64 {
+/// configured selection and instructions: Claude Code defers MCP tools, every other agent sends
+/// them in full; both send the instructions. Counted once per process and selection.
+pub fn per_request_tokens(agent: &str, server: &crate::config::ServerConfig) -> u64 {
+    let selection = server.tools.as_slice();
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
     /// Per selection: (deferred, full) tokens.
@@ -243,7 +249,7 @@ pub fn per_request_tokens(agent: &str, selection: &[String]) -> u64 {
         }
         pair
     });
-    if agent == "claude-code" { deferred } else { full }
+    instruction_tokens(server) + if agent == "claude-code" { deferred } else { full }
 }
 
 #[cfg(test)]
@@ -259,7 +265,8 @@ mod tests {
         let tools = listed(&Selection::default_set());
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         assert_eq!(names, DEFAULT.to_vec());
-        let tokens = definition_tokens(&tools);
+        let on = crate::config::ServerConfig { instructions: true, ..Default::default() };
+        let tokens = definition_tokens(&tools) + instruction_tokens(&on);
         eprintln!("default tool list: {tokens} tokens ({})", crate::tokens::TOKENIZER);
         for t in &tools {
             eprintln!("  {}: {}", t.name, crate::tokens::count(&as_sent(std::slice::from_ref(t))));

@@ -55,7 +55,7 @@ async fn hooks_and_tools_fill_the_ledger_and_stats_and_report_show_the_net_with_
 
     let stats = s.ok("cache_stats", json!({"ledger_lines": 50})).await;
     let l = &stats["ledger"];
-    let per_request = refrain::tools::surface::per_request_tokens("codex", &["default".to_string()]);
+    let per_request = refrain::tools::surface::per_request_tokens("codex", &Default::default());
     assert_eq!(l["tokenizer"], "o200k_base", "{l}");
     assert_eq!(l["requests"], 2, "the prompt and the tool call each precede a request: {l}");
     assert_eq!(l["fixed"], 2 * per_request, "{l}");

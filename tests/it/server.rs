@@ -22,14 +22,20 @@ async fn model_state(s: &Server) -> Value {
 }
 
 #[tokio::test]
-async fn initialize_names_refrain_and_tells_the_agent_when_to_call_what() {
+async fn initialize_names_refrain_and_sends_instructions_only_when_asked() {
     let env = Env::new();
     let s = env.serve().await;
     let info = s.client.peer_info().expect("server info");
     let server = info.server_info.clone().expect("serverInfo");
     assert_eq!(server.name, "refrain");
     assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
-    let instructions = info.instructions.clone().unwrap_or_default();
+    // No instructions by default: Claude Code would add them to every request.
+    assert_eq!(info.instructions, None);
+    s.stop().await;
+    let mut cmd = env.cmd(&["serve"]);
+    cmd.env("REFRAIN__SERVER__INSTRUCTIONS", "true");
+    let s = crate::support::Server::spawn(cmd).await;
+    let instructions = s.client.peer_info().expect("server info").instructions.clone().unwrap_or_default();
     assert!(instructions.contains("plan_lookup") && instructions.contains("response_cache_get"), "{instructions}");
 }
 

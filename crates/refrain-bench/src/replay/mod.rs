@@ -138,10 +138,9 @@ pub fn run(config: refrain::config::Config, models: PathBuf, args: &Args) -> any
             "no session files (.jsonl or .jsonl.zst) under {roots:?}: give Claude Code transcripts or Codex rollouts"
         );
     }
-    let tools = &config.server.tools;
     let per_request: BTreeMap<String, u64> = ["claude-code", "codex"]
         .iter()
-        .map(|a| (a.to_string(), refrain::tools::surface::per_request_tokens(a, tools)))
+        .map(|a| (a.to_string(), refrain::tools::surface::per_request_tokens(a, &config.server)))
         .collect();
     let full = per_request["codex"];
     let scratch = match &args.keep {
