@@ -7,7 +7,9 @@
 //! The rule is deliberately plain: after replies, fillers and bare numbers are set aside, a task
 //! must name at least two things, and at least one of them must be something acted on (a noun or a
 //! value such as a path or an identifier), not only actions ("commit and push" acts on whatever the
-//! conversation was about). Text in scripts written without spaces counts by its characters.
+//! conversation was about); or it must hold a value with any word beside it ("what does E0308
+//! mean?"). Text in scripts written without spaces counts by its characters. A one-word command
+//! ("tmux") does not stand alone either: typed to an agent, it is as often an answer.
 
 use super::lexicon;
 
@@ -153,7 +155,7 @@ pub fn refusal(task: &str) -> Option<String> {
 
 /// True when the task names at least two things, one of them something acted on.
 pub fn stands_alone(task: &str) -> bool {
-    let (mut named, mut objects) = (0usize, 0usize);
+    let (mut named, mut objects, mut values, mut words) = (0usize, 0usize, 0usize, 0usize);
     let mut after_determiner = false;
     for raw in task.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '!' | '?' | '(' | ')' | '"' | '`')) {
         let word = raw.trim_matches(|c: char| matches!(c, '.' | ':' | '\'' | '*' | '[' | ']' | '{' | '}' | '<' | '>'));
@@ -174,6 +176,8 @@ pub fn stands_alone(task: &str) -> bool {
             continue; // a bare number or symbol: an answer to a numbered question
         }
         let value = lower.chars().any(|c| !c.is_alphabetic() && c != '\'');
+        words += 1;
+        values += usize::from(value);
         if !value
             && (lower.chars().count() < 2
                 || lexicon::STOPWORDS.contains(&lower.as_str())
@@ -187,7 +191,9 @@ pub fn stands_alone(task: &str) -> bool {
             objects += 1;
         }
     }
-    named >= 2 && objects >= 1
+    // A value (a path, an identifier, an error code) with any word around it is a question about
+    // that thing ("what does E0308 mean?"); alone it is an answer ("helium.desktop").
+    (named >= 2 && objects >= 1) || (values >= 1 && words >= 2)
 }
 
 /// Characters of scripts written without spaces between words (CJK, Thai, Lao, Khmer, Myanmar).
@@ -249,6 +255,8 @@ mod tests {
             "install gh (CLI)",
             "把这个函数重命名",
             "fix the failing test in src/lib.rs",
+            "what does E0308 mean?",
+            "what needs libssl3?",
         ] {
             assert!(stands_alone(t), "{t:?} says what to do");
             assert!(refusal(t).is_none());
