@@ -1,4 +1,5 @@
-//! `refrain index rebuild`: builds every vector scope's graph again from the store and saves it.
+//! `refrain index rebuild`: builds every vector scope's graph again from the store and saves it,
+//! and files every plan under the words of its task again (`plan::terms`).
 //! Graphs are built and saved on their own as scopes grow; this is for the odd repair (a graph
 //! file lost, or removals that left many dead points). It needs the store to itself, so it runs
 //! only when no refrain server owns the project.
@@ -50,18 +51,23 @@ pub fn run(global: &GlobalArgs, args: IndexArgs) -> anyhow::Result<ExitCode> {
         let started = Instant::now();
         let built = async {
             let index = app.index().await?;
-            anyhow::Ok(tokio::task::spawn_blocking(move || index.build_all()).await??)
+            let built = tokio::task::spawn_blocking(move || index.build_all()).await??;
+            let store = app.store.clone();
+            let filed = tokio::task::spawn_blocking(move || crate::plan::terms::refile(&store)).await??;
+            app.store.flush_async().await?;
+            anyhow::Ok((built, filed))
         }
         .await;
         link.shutdown().await;
         anyhow::Ok((built?, started.elapsed()))
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
-    let (built, elapsed) = report?;
+    let ((built, filed), elapsed) = report?;
     let mut out = std::io::stdout().lock();
     for (scope, points) in &built {
         writeln!(out, "{}: {points} vectors in the graph", crate::term::field(scope))?;
     }
+    writeln!(out, "{filed} plan(s) filed under the words of their tasks")?;
     writeln!(out, "{} scope(s) rebuilt in {:.1} s", built.len(), elapsed.as_secs_f64())?;
     Ok(ExitCode::SUCCESS)
 }

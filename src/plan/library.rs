@@ -81,6 +81,7 @@ pub fn put(store: &Store, rec: &Record) -> Result<(), Error> {
     for h in text_hashes(&rec.plan.provenance.task) {
         store.put(trees::PLAN_TEXTS, &bucket_key(&h, &rec.plan.id), &())?;
     }
+    super::terms::write(store, &rec.plan.id, &rec.plan.provenance.task)?;
     Ok(())
 }
 
@@ -113,6 +114,7 @@ pub fn import(store: &Store, index: &VectorIndex, items: Vec<(StoredPlan, Option
         for h in text_hashes(&rec.plan.provenance.task) {
             batch.put(trees::PLAN_TEXTS, &bucket_key(&h, &rec.plan.id), &())?;
         }
+        super::terms::write_into(&mut batch, &rec.plan.id, &rec.plan.provenance.task);
     }
     store.apply(batch)?;
     crate::stats::bump(store, "plans", "stored", None, n as u64)?;
@@ -201,6 +203,7 @@ pub fn remove(store: &Store, index: Option<&VectorIndex>, id: &str) -> Result<bo
     for h in text_hashes(&rec.plan.provenance.task) {
         store.remove(trees::PLAN_TEXTS, &bucket_key(&h, id))?;
     }
+    super::terms::remove(store, id, &rec.plan.provenance.task)?;
     if let (Some(index), Some(v)) = (index, rec.vector) {
         index.remove(SCOPE, v)?;
     }

@@ -50,6 +50,8 @@ struct Cand {
     /// For a candidate only a value gate refused: its verifier score when no meaning gate
     /// refused it either (it may come back as a suggestion the agent can accept).
     suggest_score: Option<f32>,
+    /// Found by the words it shares with the task (`terms`): shown by its rank, whatever its score.
+    worded: bool,
 }
 
 /// Looks up a plan for a task.
@@ -90,6 +92,7 @@ async fn lookup_with(
     dry: bool,
 ) -> Result<Lookup, Error> {
     check_task(app, task)?;
+    let mut clock = Clock::start();
     // Redacted as `store` does, so both see the same text (and no secret reaches a canonicaliser).
     let (clean, _) = crate::results::redactor().redact_str(task);
     let n = if dry {
@@ -99,6 +102,7 @@ async fn lookup_with(
     };
     let key = IntentKey::of(&n);
     let new = NewTask::new(&clean);
+    clock.lap("read");
     // A reply to the conversation ("yes", "push") is no task of its own: nothing stored for the
     // same words in another conversation is served or suggested for it.
     if let Some(why) = super::standalone::refusal(&clean) {
@@ -120,7 +124,9 @@ async fn lookup_with(
             meaning,
         });
     }
-    let Gathered { mut found, same, mut read, query, meaning } = gather(app, &new, &key).await?;
+    let Gathered { mut found, same, mut read, query, meaning, embed_ms, worded } = gather(app, &new, &key).await?;
+    clock.lap("gather");
+    clock.laps.push(("of which embedding", embed_ms));
     // A team plan this user's settings do not serve (`review`) is no candidate at all: no hit, no
     // suggestion, not even its task among the candidates reported, nor a place among the nearest.
     let policy = super::review::Policy::of(&app.config.team);
@@ -138,7 +144,8 @@ async fn lookup_with(
         // Beyond the nearest few, a candidate costs a head read and the text gates, and is never
         // served: it may still be suggested, when its words bring it near (`suggest`).
         let beyond = !near.contains(&id);
-        if beyond && !explain && cosine.is_none_or(|c| c < app.config.plans.suggest_min_score) {
+        let by_words = worded.contains(&id);
+        if beyond && !explain && !by_words && cosine.is_none_or(|c| c < app.config.plans.suggest_min_score) {
             continue;
         }
         let head = match read.remove(&id) {
@@ -148,6 +155,7 @@ async fn lookup_with(
         if let Some(head) = head {
             let mut c = gate(head, cosine, &new, context, caps);
             c.beyond = beyond;
+            c.worded = by_words;
             if beyond && c.failed.is_none() {
                 c.failed = Some(("not_nearest".into(), "not among the nearest stored tasks".into()));
             }
@@ -155,6 +163,7 @@ async fn lookup_with(
         }
     }
     fill_cosines(app, query.as_deref(), &mut cands, explain);
+    clock.lap("gates");
     // A task asked again word for word gets its own plan or nothing: another plan filled with
     // guessed values would answer a task the user did not write.
     if cands.iter().any(|c| c.own) {
@@ -166,6 +175,7 @@ async fn lookup_with(
         c.gate = c.failed.as_ref().map(|f| f.0.clone());
     }
     verify(app, &mut cands, &new.masked.text, explain, dry).await;
+    clock.lap("verifier");
     cands.sort_by(|a, b| rank(b).total_cmp(&rank(a)).then_with(|| a.head.id.cmp(&b.head.id)));
     let mut hit = None;
     for c in cands.iter_mut().filter(|c| c.failed.is_none()) {
@@ -181,6 +191,7 @@ async fn lookup_with(
     if hit.is_none() {
         hit = super::alias::serve(app, &clean, context, caps, dry)?;
     }
+    clock.lap("serve");
     let served = hit.as_ref().map(|h: &Hit| h.plan_id.clone());
     let shown = if explain { cands.len() } else { app.config.plans.report_candidates.max(1) };
     // Without explaining, only the nearest are reported, as they were all the gates saw.
@@ -191,6 +202,8 @@ async fn lookup_with(
         if !dry {
             stats::bump(&app.store, "plans", "hits", None, 1)?;
         }
+        clock.lap("answer");
+        clock.log(cands.len());
         return Ok(Lookup {
             hit,
             suggestion: None,
@@ -212,6 +225,8 @@ async fn lookup_with(
     }
     let reason = Some(miss_reason(cands.iter().filter(|c| explain || !c.beyond)));
     let suggestion = suggestions.first().cloned();
+    clock.lap("answer");
+    clock.log(cands.len());
     Ok(Lookup { hit: None, suggestion, suggestions, task: n, key, masked, reason, candidates, meaning })
 }
 
@@ -230,7 +245,10 @@ async fn gather(app: &App, new: &NewTask, key: &IntentKey) -> Result<Gathered, E
     for id in same.own.iter().chain(&same.masked) {
         push(&mut found, id.clone(), None);
     }
-    let (query, meaning) = match embed(app, &new.masked.text).await {
+    let started = std::time::Instant::now();
+    let embedded = embed(app, &new.masked.text).await;
+    let embed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let (query, meaning) = match embedded {
         Ok(v) => {
             let index = app.index().await?;
             let (q, k) = (v.clone(), cfg.neighbours);
@@ -252,7 +270,19 @@ async fn gather(app: &App, new: &NewTask, key: &IntentKey) -> Result<Gathered, E
             read.insert(h.id.clone(), h);
         }
     }
-    Ok(Gathered { found, same, read, query, meaning })
+    // Stored tasks that share the task's telling words, wherever their embedding put them: they
+    // may be suggested, never served (they are not among the nearest unless their cosine is).
+    let mut worded = HashSet::new();
+    for id in super::terms::sharing(&app.store, &new.text, WORDED)? {
+        if !found.iter().any(|(x, _)| *x == id)
+            && let Some(h) = library::head(&app.store, &id)?
+        {
+            push(&mut found, id.clone(), None);
+            read.insert(id.clone(), h);
+        }
+        worded.insert(id);
+    }
+    Ok(Gathered { found, same, read, query, meaning, embed_ms, worded })
 }
 
 /// What `gather` found.
@@ -268,6 +298,42 @@ struct Gathered {
     query: Option<Vec<f32>>,
     /// How meaning was found.
     meaning: String,
+    /// Milliseconds the embedding took.
+    embed_ms: f64,
+    /// The candidates found by the words they share with the task (`terms`).
+    worded: HashSet<String>,
+}
+
+/// Candidates gathered by shared words, beyond the nearest embeddings.
+const WORDED: usize = 8;
+
+/// Where a lookup's time goes, logged at debug level (`REFRAIN_LOG=refrain::plan::lookup=debug`):
+/// how `plan_lookup`'s time beyond the embedding was found.
+struct Clock {
+    last: std::time::Instant,
+    first: std::time::Instant,
+    laps: Vec<(&'static str, f64)>,
+}
+
+impl Clock {
+    fn start() -> Clock {
+        let now = std::time::Instant::now();
+        Clock { last: now, first: now, laps: Vec::new() }
+    }
+
+    fn lap(&mut self, name: &'static str) {
+        let now = std::time::Instant::now();
+        self.laps.push((name, (now - self.last).as_secs_f64() * 1000.0));
+        self.last = now;
+    }
+
+    fn log(&self, candidates: usize) {
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            let total = self.first.elapsed().as_secs_f64() * 1000.0;
+            let laps: Vec<String> = self.laps.iter().map(|(n, ms)| format!("{n} {ms:.3}")).collect();
+            tracing::debug!(total_ms = total, candidates, laps = %laps.join(", "), "plan lookup timings (ms)");
+        }
+    }
 }
 
 /// The masked task's embedding, unless the model is not ready (a lookup never waits for it).
@@ -302,6 +368,7 @@ fn gate(head: Head, cosine: Option<f32>, new: &NewTask, context: &Map<String, Va
         own: false,
         beyond: false,
         suggest_score: None,
+        worded: false,
     };
     let fail = |stage: &str, detail: String| Some((stage.to_string(), detail));
     if let Some(why) = &c.head.quarantined {
@@ -603,7 +670,7 @@ fn suggest(cands: &[Cand], min: f32, served: Option<&str>, caps: &RuntimeCaps, n
             };
             Some((c, stage, detail, score?, gated))
         })
-        .filter(|(_, _, _, s, _)| *s >= min)
+        .filter(|(c, _, _, s, _)| *s >= min || c.worded)
         .collect();
     let tasks: Vec<&str> = found.iter().map(|f| f.0.head.task.as_str()).collect();
     let cosines: Vec<f32> = found.iter().map(|f| f.0.cosine.unwrap_or(f.3)).collect();

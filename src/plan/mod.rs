@@ -11,8 +11,8 @@
 //!    LLM for the pair instead.
 //! 2. **Storing.** `template` is a plan (steps, slots, provenance, counters); `extract` turns an
 //!    executed trace into one; `service` stores it (and takes feedback); `library` keeps it in the
-//!    store, with `head` (what a lookup reads of it), `headcode` (its bytes) and `heads` (where
-//!    heads live); `alias` remembers a phrasing the agent proved to be a plan's task.
+//!    store, with `head` (what a lookup reads of it), `headcode` (its bytes), `heads` (where
+//!    heads live) and `terms` (the words of its task, to find it by); `alias` remembers a phrasing the agent proved to be a plan's task.
 //! 3. **Looking up.** `lookup` gathers candidates (same text, aliases, nearest embeddings, the
 //!    bucket), gates each (`align` fills its slots from the new task, `coverage` checks every
 //!    value is used, `spelling` catches a stored value left in another spelling), asks the
@@ -56,6 +56,7 @@ pub mod service;
 pub mod spelling;
 pub mod standalone;
 pub mod template;
+pub mod terms;
 pub mod validate;
 pub mod words;
 

@@ -4,12 +4,11 @@
 //! as a hit for the same words elsewhere would tell the agent something false. So no plan is
 //! stored for such a task, and a lookup for one serves and suggests nothing.
 //!
-//! The rule is deliberately plain: after replies, fillers and bare numbers are set aside, a task
-//! must name at least two things, and at least one of them must be something acted on (a noun or a
-//! value such as a path or an identifier), not only actions ("commit and push" acts on whatever the
-//! conversation was about); or it must hold a value with any word beside it ("what does E0308
-//! mean?"). Text in scripts written without spaces counts by its characters. A one-word command
-//! ("tmux") does not stand alone either: typed to an agent, it is as often an answer.
+//! The rule is narrow on purpose, so that terse real tasks ("make clean", "kill 4312", "which
+//! branch am I on?", "whoami") still stand: a task is a reply when, with replies, fillers and bare
+//! numbers set aside, nothing is left; or only one action with nothing to act on ("push",
+//! "verify", "you run it"); or it is a lone path or file name ("helium.desktop"). Text in scripts
+//! written without spaces counts by its characters.
 
 use super::lexicon;
 
@@ -139,9 +138,6 @@ const ACTIONS: &[&str] = &[
     "apply", "open", "login", "save", "ship", "release", "finish", "start", "restart", "show", "explain", "review",
 ];
 
-/// Words after which the next word is a thing, even when it could be an action ("the tests").
-const DETERMINERS: &[&str] = &["the", "a", "an", "all", "my", "our", "your", "this", "that", "these", "those", "every"];
-
 /// Why a task does not stand on its own, or `None` when it does.
 pub fn refusal(task: &str) -> Option<String> {
     if stands_alone(task) {
@@ -153,47 +149,63 @@ pub fn refusal(task: &str) -> Option<String> {
     ))
 }
 
-/// True when the task names at least two things, one of them something acted on.
+/// True unless the task is only a reply: nothing but replies, fillers and numbers; one action
+/// with no object ("push", "you run it"); or a lone path or file name.
 pub fn stands_alone(task: &str) -> bool {
-    let (mut named, mut objects, mut values, mut words) = (0usize, 0usize, 0usize, 0usize);
-    let mut after_determiner = false;
-    for raw in task.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '!' | '?' | '(' | ')' | '"' | '`')) {
-        let word = raw.trim_matches(|c: char| matches!(c, '.' | ':' | '\'' | '*' | '[' | ']' | '{' | '}' | '<' | '>'));
-        if word.is_empty() {
-            continue;
-        }
+    let tokens: Vec<String> = task
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '!' | '?' | '(' | ')' | '"' | '`'))
+        .map(|raw| raw.trim_matches(|c: char| matches!(c, '.' | ':' | '\'' | '*' | '[' | ']' | '{' | '}' | '<' | '>')))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let (mut things, mut actions, mut numbers) = (0usize, 0usize, 0usize);
+    for (i, word) in tokens.iter().enumerate() {
         // Scripts written without spaces: every two characters are a word, all of them things.
         let unspaced = word.chars().filter(|c| is_unspaced(*c)).count();
         if unspaced > 0 {
-            let n = unspaced.div_ceil(2);
-            named += n;
-            objects += n;
+            things += unspaced.div_ceil(2);
             continue;
         }
-        let lower = word.to_lowercase();
-        let determined = std::mem::replace(&mut after_determiner, DETERMINERS.contains(&lower.as_str()));
-        if !lower.chars().any(char::is_alphabetic) {
-            continue; // a bare number or symbol: an answer to a numbered question
-        }
-        let value = lower.chars().any(|c| !c.is_alphabetic() && c != '\'');
-        words += 1;
-        values += usize::from(value);
-        if !value
-            && (lower.chars().count() < 2
-                || lexicon::STOPWORDS.contains(&lower.as_str())
-                || CONVERSATIONAL.contains(&lower.as_str()))
-        {
+        if !word.chars().any(char::is_alphabetic) {
+            // A bare number answers a numbered question, or is what an action acts on ("kill
+            // 4312"); digits joined by `.`, `:`, `/` or `-` are a value (a version, a date).
+            if word.chars().any(|c| matches!(c, '.' | ':' | '/' | '-')) && word.chars().any(|c| c.is_ascii_digit()) {
+                things += 1;
+            } else if word.chars().any(|c| c.is_ascii_digit()) {
+                numbers += 1;
+            }
             continue;
         }
-        named += 1;
-        let action = lexicon::verb(&lower).is_some() || ACTIONS.contains(&lower.as_str());
-        if value || determined || !action {
-            objects += 1;
+        let value = word.chars().any(|c| !c.is_alphabetic() && c != '\'');
+        // "go" is the language or its command, but for "go ahead" / "go on".
+        let replying_go = word == "go" && tokens.get(i + 1).is_none_or(|n| matches!(n.as_str(), "ahead" | "on"));
+        if !value && (replying_go || (word != "go" && is_filler(word))) {
+            continue;
+        }
+        if !value && (lexicon::verb(word).is_some() || ACTIONS.contains(&word.as_str())) {
+            actions += 1;
+        } else {
+            things += 1;
         }
     }
-    // A value (a path, an identifier, an error code) with any word around it is a question about
-    // that thing ("what does E0308 mean?"); alone it is an answer ("helium.desktop").
-    (named >= 2 && objects >= 1) || (values >= 1 && words >= 2)
+    if things + actions == 0 {
+        return false;
+    }
+    if things == 0 && actions == 1 && numbers == 0 {
+        return false;
+    }
+    // A path or a file name alone points at something the conversation was about.
+    let lone_path = tokens.len() == 1
+        && (tokens[0].contains(['/', '\\'])
+            || tokens[0]
+                .rsplit_once('.')
+                .is_some_and(|(a, e)| !a.is_empty() && e.chars().all(char::is_alphabetic) && !e.is_empty()));
+    !lone_path
+}
+
+/// A word that replies or fills rather than names anything ("yes", "please", "it").
+fn is_filler(word: &str) -> bool {
+    word.chars().count() < 2 || CONVERSATIONAL.contains(&word) || (word != "make" && lexicon::STOPWORDS.contains(&word))
 }
 
 /// Characters of scripts written without spaces between words (CJK, Thai, Lao, Khmer, Myanmar).
@@ -227,8 +239,6 @@ mod tests {
             "try again",
             "I dont see it?",
             "update your about",
-            "commit and push",
-            "whoami",
             "helium.desktop",
             "\\documents\\M-Claude",
             "ok, do that",
@@ -257,6 +267,15 @@ mod tests {
             "fix the failing test in src/lib.rs",
             "what does E0308 mean?",
             "what needs libssl3?",
+            "kill 4312",
+            "make clean",
+            "go test",
+            "which branch am I on?",
+            "Unstage everything",
+            "whoami",
+            "ssh-keygen",
+            "Bump go from 1.21 to 1.22",
+            "upgrade to 3.12",
         ] {
             assert!(stands_alone(t), "{t:?} says what to do");
             assert!(refusal(t).is_none());

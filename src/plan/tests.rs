@@ -53,9 +53,10 @@ async fn without_a_model_the_same_wording_with_other_values_is_served_and_nothin
     assert_eq!((hit.values["flag"].clone(), hit.method.as_str()), (json!("--quiet"), "exact"));
     assert_eq!(hit.steps[1].inputs, json!({"path": "src/cli.rs", "add": "flag --quiet"}));
     assert!(l.meaning.starts_with("exact wording only"));
-    // Without embeddings the candidates are the same text and the same intent bucket.
+    // Without embeddings the candidates are the same text, the same intent bucket and the tasks
+    // sharing its words (found, then refused by a gate).
     for (negative, stage) in [
-        ("remove the `--quiet` flag from src/cli.rs", None),
+        ("remove the `--quiet` flag from src/cli.rs", Some("opposite")),
         ("add a flag to src/cli.rs", Some("required_slots")),
         ("add a `--quiet` flag to src/cli.rs and src/lib.rs", Some("coverage")),
         ("please add the --quiet option in src/cli.rs", Some("verifier")),

@@ -21,6 +21,8 @@ pub const PLAN_BUCKETS: TreeName = TreeName("plan_buckets");
 pub const PLAN_HEADS: TreeName = TreeName("plan_heads");
 /// Hash of a task's text (as written, and masked) + plan id -> nothing: exact-text candidates.
 pub const PLAN_TEXTS: TreeName = TreeName("plan_texts");
+/// Term + plan id -> nothing: the words each stored task holds (`plan::terms`).
+pub const PLAN_TERMS: TreeName = TreeName("plan_terms");
 /// Cached answers of the optional LLM canonicaliser.
 pub const CANON: TreeName = TreeName("canon");
 /// Cached results by exact key.
@@ -57,7 +59,7 @@ pub const PLAN_ALIASES: TreeName = TreeName("plan_aliases");
 pub const PLAN_REVIEWS: TreeName = TreeName("plan_reviews");
 
 /// Every tree refrain writes (what a scan of the whole store must cover).
-pub const ALL: [TreeName; 23] = [
+pub const ALL: [TreeName; 24] = [
     META,
     STATS,
     VECTORS,
@@ -66,6 +68,7 @@ pub const ALL: [TreeName; 23] = [
     PLAN_BUCKETS,
     PLAN_HEADS,
     PLAN_TEXTS,
+    PLAN_TERMS,
     CANON,
     RESPONSES,
     RESPONSE_LRU,

@@ -104,7 +104,7 @@ impl Refrain {
                     n += store.clear(t).map_err(|e| internal(e.to_string()))?;
                 }
                 // Derived from the plans: cleared with them, not counted again.
-                for t in [trees::PLAN_HEADS, trees::PLAN_TEXTS, trees::VECTORS_GONE] {
+                for t in [trees::PLAN_HEADS, trees::PLAN_TEXTS, trees::PLAN_TERMS, trees::VECTORS_GONE] {
                     store.clear(t).map_err(|e| internal(e.to_string()))?;
                 }
                 if let Ok(index) = self.app.index().await {

@@ -45,3 +45,37 @@ async fn a_plan_sharing_the_tasks_words_is_shown_though_three_others_read_nearer
     assert_eq!(shown.len(), 3, "all four are near enough to show; three are: {l}");
     assert!(shown.contains(&own), "the plan sharing the task's words is among the three shown: {l}");
 }
+
+#[tokio::test]
+async fn a_plan_beyond_the_nearest_embeddings_is_found_by_the_words_it_shares() {
+    let env = Env::new();
+    // Two neighbours by embedding only, so the premise below is cheap to set up: in a large
+    // library the same happens with the default sixteen.
+    let mut cmd = env.cmd(&["serve"]);
+    cmd.env("REFRAIN__PLANS__NEIGHBOURS", "2");
+    let s = crate::support::Server::spawn(cmd).await;
+    let mut ids = Vec::new();
+    for (task, command) in STORED.iter().take(3).chain([&("eslint: enable the `no-console` rule", "npx eslint .")]) {
+        let stored = s.ok("plan_store", json!({"task": task, "trace": one_step(command)})).await;
+        ids.push(stored["plan_id"].as_str().unwrap().to_string());
+    }
+    let own = ids[3].as_str();
+    let task = "Could you switch on @typescript-eslint/no-explicit-any and clean up what it finds?";
+    let explained = s.ok("plan_lookup", json!({"task": task, "explain": true})).await;
+    let cosine = |id: &str| {
+        explained["explain"]["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["plan_id"] == id)
+            .map(|c| c["cosine"].as_f64().unwrap())
+    };
+    let own_cosine = cosine(own).expect("the eslint plan is a candidate");
+    let nearer = ids[..3].iter().filter(|id| cosine(id).is_some_and(|c| c > own_cosine)).count();
+    assert!(nearer >= 2, "the premise: the two nearest by embedding are other plans: {explained}");
+    let l = s.ok("plan_lookup", json!({"task": task})).await;
+    assert_eq!(l["status"], "miss", "{l}");
+    let shown: Vec<&str> =
+        l["suggestions"].as_array().unwrap().iter().map(|s| s["plan_id"].as_str().unwrap()).collect();
+    assert_eq!(shown.first(), Some(&own), "the plan sharing `eslint` is shown first: {l}");
+}
