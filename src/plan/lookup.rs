@@ -54,6 +54,28 @@ struct Cand {
     worded: bool,
 }
 
+impl Cand {
+    /// A candidate no gate has looked at yet.
+    fn of(head: Head, cosine: Option<f32>) -> Cand {
+        Cand {
+            head,
+            cosine,
+            alignment: None,
+            masked_new: String::new(),
+            masked_stored: String::new(),
+            exact: false,
+            verdict: None,
+            failed: None,
+            model_score: None,
+            gate: None,
+            own: false,
+            beyond: false,
+            suggest_score: None,
+            worded: false,
+        }
+    }
+}
+
 /// Looks up a plan for a task.
 pub async fn lookup(app: &App, task: &str, context: &Map<String, Value>, caps: &RuntimeCaps) -> Result<Lookup, Error> {
     lookup_explained(app, task, context, caps, false).await
@@ -153,7 +175,10 @@ async fn lookup_with(
             None => library::head(&app.store, &id)?,
         };
         if let Some(head) = head {
-            let mut c = gate(head, cosine, &new, context, caps);
+            // Beyond the nearest, a candidate is never served: its gates only name why in a
+            // suggestion, so they run for the few suggested (`suggest`), not for every one.
+            let mut c =
+                if beyond && !explain { Cand::of(head, cosine) } else { gate(head, cosine, &new, context, caps) };
             c.beyond = beyond;
             c.worded = by_words;
             if beyond && c.failed.is_none() {
@@ -219,7 +244,7 @@ async fn lookup_with(
     if !dry {
         stats::bump(&app.store, "plans", "misses", None, 1)?;
     }
-    let suggestions = suggest(&cands, app.config.plans.suggest_min_score, served.as_deref(), caps, &new);
+    let suggestions = suggest(&cands, app.config.plans.suggest_min_score, served.as_deref(), (context, caps), &new);
     if !suggestions.is_empty() && !dry {
         stats::bump(&app.store, "plans", "suggestions", None, 1)?;
     }
@@ -354,22 +379,7 @@ async fn embed(app: &App, masked: &str) -> Result<Vec<f32>, String> {
 
 /// The cheap gates, on the head alone.
 fn gate(head: Head, cosine: Option<f32>, new: &NewTask, context: &Map<String, Value>, caps: &RuntimeCaps) -> Cand {
-    let mut c = Cand {
-        head,
-        cosine,
-        alignment: None,
-        masked_new: String::new(),
-        masked_stored: String::new(),
-        exact: false,
-        verdict: None,
-        failed: None,
-        model_score: None,
-        gate: None,
-        own: false,
-        beyond: false,
-        suggest_score: None,
-        worded: false,
-    };
+    let mut c = Cand::of(head, cosine);
     let fail = |stage: &str, detail: String| Some((stage.to_string(), detail));
     if let Some(why) = &c.head.quarantined {
         c.failed = fail("quarantined", why.clone());
@@ -654,7 +664,13 @@ pub const MAX_SUGGESTIONS: usize = 3;
 /// it brought the right plan into the three shown for 304 of 378 missed paraphrases instead of
 /// 262 (what no gate refused first, then the gated, each by score; test split, run once: 210 of
 /// 253, was 177), and the hook, which reads only what no gate refused, shows no more often.
-fn suggest(cands: &[Cand], min: f32, served: Option<&str>, caps: &RuntimeCaps, new: &NewTask) -> Vec<Suggestion> {
+fn suggest(
+    cands: &[Cand],
+    min: f32,
+    served: Option<&str>,
+    (context, caps): (&Map<String, Value>, &RuntimeCaps),
+    new: &NewTask,
+) -> Vec<Suggestion> {
     let found: Vec<(&Cand, &String, &String, f32, bool)> = cands
         .iter()
         .filter(|c| Some(c.head.id.as_str()) != served)
@@ -678,18 +694,26 @@ fn suggest(cands: &[Cand], min: f32, served: Option<&str>, caps: &RuntimeCaps, n
         .into_iter()
         .map(|i| found[i])
         .take(MAX_SUGGESTIONS)
-        .map(|(c, stage, detail, score, gated)| Suggestion {
-            plan_id: c.head.id.clone(),
-            task: c.head.task.clone(),
-            score,
-            failed: stage.clone(),
-            // A verifier gate's reason says more than the threshold it never reached.
-            detail: match (stage.as_str(), &c.gate) {
-                ("verifier", Some(reason)) => reason.clone(),
-                _ => detail.clone(),
-            },
-            gated,
-            differs: differs(&c.head, new),
+        .map(|(c, stage, detail, score, gated)| {
+            // A candidate beyond the nearest that no gate looked at yet: the gate that refuses it,
+            // if any, says more than "not among the nearest".
+            let named = (c.beyond && stage == "not_nearest")
+                .then(|| gate(c.head.clone(), c.cosine, new, context, caps).failed)
+                .flatten();
+            let (stage, detail) = named.unwrap_or_else(|| (stage.clone(), detail.clone()));
+            Suggestion {
+                plan_id: c.head.id.clone(),
+                task: c.head.task.clone(),
+                score,
+                // A verifier gate's reason says more than the threshold it never reached.
+                detail: match (stage.as_str(), &c.gate) {
+                    ("verifier", Some(reason)) => reason.clone(),
+                    _ => detail,
+                },
+                failed: stage,
+                gated,
+                differs: differs(&c.head, new),
+            }
         })
         .collect()
 }
