@@ -53,7 +53,7 @@ pub fn run(global: &GlobalArgs, args: IndexArgs) -> anyhow::Result<ExitCode> {
             let index = app.index().await?;
             let built = tokio::task::spawn_blocking(move || index.build_all()).await??;
             let store = app.store.clone();
-            let filed = tokio::task::spawn_blocking(move || crate::plan::terms::refile(&store)).await??;
+            let filed = tokio::task::spawn_blocking(move || crate::plan::library::refile_terms(&store)).await??;
             app.store.flush_async().await?;
             anyhow::Ok((built, filed))
         }

@@ -191,6 +191,20 @@ pub fn list(store: &Store, limit: usize, mut keep: impl FnMut(&StoredPlan) -> bo
     Ok(out)
 }
 
+/// Files every stored plan under its words again (`refrain index rebuild`): stores written before
+/// the word index existed find their plans by words from then on. Returns the plans filed.
+pub fn refile_terms(store: &Store) -> Result<usize, Error> {
+    store.clear(trees::PLAN_TERMS)?;
+    let mut n = 0;
+    let mut batch = crate::store::Batch::new();
+    for rec in list(store, usize::MAX, |_| true)? {
+        super::terms::write_into(&mut batch, &rec.plan.id, &rec.plan.provenance.task);
+        n += 1;
+    }
+    store.apply(batch)?;
+    Ok(n)
+}
+
 /// Removes one plan, its bucket entry and its vector; true when it existed.
 pub fn remove(store: &Store, index: Option<&VectorIndex>, id: &str) -> Result<bool, Error> {
     let Some(rec) = get(store, id)? else {

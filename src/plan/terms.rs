@@ -63,20 +63,6 @@ pub fn remove(store: &Store, id: &str, task: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Files every stored plan under its words again (`refrain index rebuild`): stores written before
-/// this index existed find their plans by words from then on. Returns the plans filed.
-pub fn refile(store: &Store) -> Result<usize, Error> {
-    store.clear(trees::PLAN_TERMS)?;
-    let mut n = 0;
-    let mut batch = Batch::new();
-    for rec in super::library::list(store, usize::MAX, |_| true)? {
-        write_into(&mut batch, &rec.plan.id, &rec.plan.provenance.task);
-        n += 1;
-    }
-    store.apply(batch)?;
-    Ok(n)
-}
-
 /// The ids of up to `limit` stored plans that share the most telling words with `task`, best
 /// first: each shared term weighs more the fewer plans hold it (`ln(1 + COMMON / holders)`).
 pub fn sharing(store: &Store, task: &str, limit: usize) -> Result<Vec<String>, Error> {
@@ -120,9 +106,6 @@ mod tests {
         assert_eq!(sharing(&store, "add tokio to Cargo.toml", 1).expect("find"), ["c"]);
         remove(&store, "a", "eslint: enable the `no-console` rule").expect("remove");
         assert!(sharing(&store, "eqeqeq in eslint", 3).expect("find").is_empty());
-        // Refiling keeps only the plans the store holds (none here): nothing is found.
-        assert_eq!(refile(&store).expect("refile"), 0);
-        assert!(sharing(&store, "add tokio to Cargo.toml", 1).expect("find").is_empty());
     }
 
     #[test]

@@ -208,11 +208,18 @@ fn accept(app: &crate::app::App, id: &str, p: &PlanLookupParams) -> Result<CallT
             ),
         )
     } else {
-        let names: Vec<&str> = a.unfilled.iter().map(|u| u.name.as_str()).collect();
+        let names: Vec<String> = a
+            .unfilled
+            .iter()
+            .map(|u| match &u.guess {
+                Some(g) => format!("{} (guess {})", u.name, g.as_str().map_or_else(|| g.to_string(), str::to_string)),
+                None => u.name.clone(),
+            })
+            .collect();
         (
             "needs_values",
             format!(
-                "needs_values: plan {} stored for {:?} has no value for {}; call again with them in `context`",
+                "needs_values: plan {} stored for {:?} needs a value for {}; call again with them in `context`",
                 a.plan_id,
                 a.task,
                 names.join(", ")

@@ -205,6 +205,8 @@ async fn index_rebuild_runs_only_without_a_server_and_keeps_lookups_by_meaning()
     let mut s = env.serve().await;
     let q = "How do I install Rust on Ubuntu?";
     put(&s, json!({"tool": "WebSearch", "args": {"q": 1}, "query": q, "result": "use rustup"})).await;
+    let trace = json!({"steps": [{"tool": "Bash", "inputs": {"command": "npx eslint ."}, "side_effect": false}]});
+    s.ok("plan_store", json!({"task": "eslint: enable the `no-console` rule", "trace": trace})).await;
     let busy = env.cmd(&["index", "rebuild"]).output().await.unwrap();
     assert!(!busy.status.success());
     assert!(String::from_utf8_lossy(&busy.stderr).contains("server owns the store"), "{busy:?}");
@@ -214,7 +216,11 @@ async fn index_rebuild_runs_only_without_a_server_and_keeps_lookups_by_meaning()
     let out = String::from_utf8_lossy(&done.stdout);
     assert!(done.status.success(), "{out}\n{}", String::from_utf8_lossy(&done.stderr));
     assert!(out.contains("results/default/WebSearch: 1 vectors in the graph"), "{out}");
+    assert!(out.contains("1 plan(s) filed under the words of their tasks"), "{out}");
     let s = env.serve().await;
+    // Found again by its words alone, far from the task by embedding.
+    let near = s.ok("plan_lookup", json!({"task": "turn on no-explicit-any in our eslint config"})).await;
+    assert!(near["suggestions"].to_string().contains("no-console"), "{near}");
     let hit = s
         .ok("response_cache_get", json!({"tool": "WebSearch", "query": "how can I install Rust on an Ubuntu machine"}))
         .await;

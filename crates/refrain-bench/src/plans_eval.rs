@@ -316,8 +316,8 @@ async fn look(
 
 /// Accepts a suggested plan for a query and judges the filled steps against the item's answer;
 /// when values are asked for, gives the member's own (each slot's stored example is a value of
-/// the stored member, at the same place in its `values` as the member's own value) and judges
-/// again.
+/// the stored member, at the same place in its `values` as the member's own value), else confirms
+/// refrain's guess, and judges again.
 async fn accept(
     server: &Server,
     query: &str,
@@ -337,6 +337,11 @@ async fn accept(
             .unwrap_or_else(|| format!("{} steps, want {}; {}", steps.len(), want.len(), out["accepted"]["unfilled"]));
         eprintln!("ACCEPT {got:?} {query:?}: {}", shown.chars().take(400).collect::<String>());
     }
+    if verbose && let Some(c) = out["accepted"]["caution"].as_str() {
+        let guessed = out["accepted"]["unfilled"].as_array().is_some_and(|u| u.iter().all(|u| !u["guess"].is_null()));
+        let right = answers_match(&out["accepted"]["steps"], answer);
+        eprintln!("CAUTION guessed={guessed} right={right} {c}");
+    }
     if got != Accept::Unfilled {
         return Ok((Some(got), None));
     }
@@ -344,7 +349,10 @@ async fn accept(
     let mut context = serde_json::Map::new();
     for u in out["accepted"]["unfilled"].as_array().into_iter().flatten() {
         let at = stored.and_then(|v| v.iter().position(|x| *x == u["example"]));
-        match (u["name"].as_str(), at.and_then(|i| own.and_then(|o| o.get(i)))) {
+        // The member's own value where the slot's stored example is one of the stored member's
+        // values; else refrain's guess, confirmed (an agent that cannot tell would do no better).
+        let given = at.and_then(|i| own.and_then(|o| o.get(i))).or(Some(&u["guess"]).filter(|g| !g.is_null()));
+        match (u["name"].as_str(), given) {
             (Some(name), Some(v)) => context.insert(name.to_string(), v.clone()),
             _ => return Ok((Some(got), Some(false))),
         };
