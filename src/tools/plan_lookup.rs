@@ -89,8 +89,8 @@ pub struct PlanLookupOutput {
     /// `hit` (follow `hit.steps`) or `miss` (plan yourself, then call plan_store). A miss may
     /// carry a `suggestion`: a stored task that came close, for you to judge; it is not a plan
     /// for this task. With `plan_id`: `accepted` (follow `accepted.steps`) or `needs_values`
-    /// (`accepted.unfilled` lists the slots to give in `context`; the steps still hold their
-    /// placeholders).
+    /// (`accepted.unfilled` lists the slots to give in `context`, with refrain's `guess` where it
+    /// doubts one; the steps still hold placeholders or guesses).
     pub status: String,
     /// The served plan, on a hit.
     #[serde(skip_serializing_if = "Option::is_none")]
