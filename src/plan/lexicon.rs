@@ -3,6 +3,9 @@
 //!
 //! Changing these tables changes bucket keys: bump `NORMALISER_VERSION` when you do.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 /// Multi-word phrases checked before single verbs (longest first wins at a position).
 pub const PHRASES: &[(&str, &str)] = &[
     ("change the name of", "rename"),
@@ -367,7 +370,7 @@ pub const STOPWORDS: &[&str] = &[
 
 /// The canonical action for a (lowercase) word, trying its inflections.
 pub fn verb(word: &str) -> Option<&'static str> {
-    lemma_candidates(word).into_iter().find_map(|w| VERBS.iter().find(|(v, _)| *v == w).map(|(_, a)| *a))
+    lemma_candidates(word).into_iter().find_map(|w| VERB_INDEX.get(w.as_str()).copied())
 }
 
 /// Whether a word (any inflection) is a verb that is also a common noun.
@@ -387,7 +390,21 @@ pub fn kind(word: &str) -> Option<&'static str> {
     if let Some(s) = word.strip_suffix('s') {
         cands.push(s.to_string());
     }
-    cands.into_iter().find_map(|w| KINDS.iter().find(|(n, _)| *n == w).map(|(_, k)| *k))
+    cands.into_iter().find_map(|w| KIND_INDEX.get(w.as_str()).copied())
+}
+
+/// `VERBS` by word (the first entry of a word wins, as a scan of the table would find it): every
+/// task's words are looked up, in every lookup's candidates too.
+static VERB_INDEX: LazyLock<HashMap<&'static str, &'static str>> = LazyLock::new(|| first_of(VERBS));
+/// `KINDS` by noun, likewise.
+static KIND_INDEX: LazyLock<HashMap<&'static str, &'static str>> = LazyLock::new(|| first_of(KINDS));
+
+fn first_of(table: &[(&'static str, &'static str)]) -> HashMap<&'static str, &'static str> {
+    let mut m = HashMap::with_capacity(table.len());
+    for (k, v) in table {
+        m.entry(*k).or_insert(*v);
+    }
+    m
 }
 
 /// The specific kinds a generic kind covers, or the generic kind a specific one belongs to.
