@@ -106,6 +106,7 @@ pub fn import(store: &Store, index: &VectorIndex, items: Vec<(StoredPlan, Option
     }
     let mut batch = crate::store::Batch::new();
     let n = kept.len();
+    let words: Vec<(String, String)> = kept.iter().map(|(p, _)| (p.id.clone(), p.provenance.task.clone())).collect();
     for ((plan, _), vector) in kept.into_iter().zip(ids) {
         hits::forget(store, &plan.id);
         let rec = Record { plan, vector };
@@ -114,9 +115,10 @@ pub fn import(store: &Store, index: &VectorIndex, items: Vec<(StoredPlan, Option
         for h in text_hashes(&rec.plan.provenance.task) {
             batch.put(trees::PLAN_TEXTS, &bucket_key(&h, &rec.plan.id), &())?;
         }
-        super::terms::write_into(&mut batch, &rec.plan.id, &rec.plan.provenance.task);
     }
     store.apply(batch)?;
+    let words: Vec<(&str, &str)> = words.iter().map(|(i, t)| (i.as_str(), t.as_str())).collect();
+    super::terms::write_many(store, &words)?;
     crate::stats::bump(store, "plans", "stored", None, n as u64)?;
     Ok(n)
 }
@@ -195,14 +197,11 @@ pub fn list(store: &Store, limit: usize, mut keep: impl FnMut(&StoredPlan) -> bo
 /// the word index existed find their plans by words from then on. Returns the plans filed.
 pub fn refile_terms(store: &Store) -> Result<usize, Error> {
     store.clear(trees::PLAN_TERMS)?;
-    let mut n = 0;
-    let mut batch = crate::store::Batch::new();
-    for rec in list(store, usize::MAX, |_| true)? {
-        super::terms::write_into(&mut batch, &rec.plan.id, &rec.plan.provenance.task);
-        n += 1;
-    }
-    store.apply(batch)?;
-    Ok(n)
+    let plans: Vec<(String, String)> =
+        list(store, usize::MAX, |_| true)?.into_iter().map(|r| (r.plan.id, r.plan.provenance.task)).collect();
+    let words: Vec<(&str, &str)> = plans.iter().map(|(i, t)| (i.as_str(), t.as_str())).collect();
+    super::terms::write_many(store, &words)?;
+    Ok(plans.len())
 }
 
 /// Removes one plan, its bucket entry and its vector; true when it existed.

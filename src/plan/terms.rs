@@ -1,4 +1,4 @@
-//! The words of stored tasks, kept as postings (`PLAN_TERMS`: term + plan id), so a lookup finds
+//! The words of stored tasks, kept as postings (`PLAN_TERMS`: term -> plan ids), so a lookup finds
 //! the stored tasks that share a task's rarer words anywhere in the library, not only among its
 //! nearest embeddings. The embedding of a masked task often puts a task's own family beyond its
 //! nearest few ("make get_user_by_id be called find_user" is far from "rename fn run_server to
@@ -6,13 +6,14 @@
 //!
 //! Such candidates are only ever suggested, never served: they go through the same gates as the
 //! others, and only the nearest by embedding may be served. A term held by more than `COMMON`
-//! plans says little about any one of them and is not read, so a lookup reads at most
-//! `COMMON + 1` postings per word of the task. Plans stored before this index existed are found as
+//! plans says little about any one of them: its record only says so, so a lookup reads at most
+//! `COMMON` ids per word of the task, in one record. Plans stored before this index existed are found as
 //! before (embedding, bucket, same text) until stored again.
 
 use super::Error;
 use super::lexical;
-use crate::store::{Batch, Key, Store, trees};
+use crate::store::{Key, Store, trees};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 
 /// A term held by more plans than this is too common to find a candidate by.
@@ -21,6 +22,15 @@ const COMMON: usize = 64;
 const MAX_TERMS: usize = 48;
 /// Longest term kept, in bytes (a longer one is a value nobody types twice).
 const MAX_TERM_BYTES: usize = 64;
+
+/// The plans a term is filed under: their ids, until more than `COMMON` hold it; then only that
+/// it is common (it finds nothing, and is never listed again). One record per term keeps the
+/// store small: a record per (term, plan) cost more on disk than the plans' own records.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Postings {
+    ids: Vec<String>,
+    common: bool,
+}
 
 /// The distinct terms a task is filed under.
 pub fn of(task: &str) -> BTreeSet<String> {
@@ -36,29 +46,55 @@ pub fn of(task: &str) -> BTreeSet<String> {
     out
 }
 
-fn key(term: &str, id: &str) -> Vec<u8> {
-    Key::new().text(term).text(id).into_bytes()
+fn key(term: &str) -> Vec<u8> {
+    Key::new().text(term).into_bytes()
 }
 
-/// Files a plan's task under its terms (buffered).
+/// Files a plan's task under its terms.
 pub fn write(store: &Store, id: &str, task: &str) -> Result<(), Error> {
-    for t in of(task) {
-        store.put_bytes(trees::PLAN_TERMS, &key(&t, id), &[])?;
+    write_many(store, &[(id, task)])
+}
+
+/// Files several plans under their terms, one update per term.
+pub fn write_many(store: &Store, plans: &[(&str, &str)]) -> Result<(), Error> {
+    let mut by_term: HashMap<String, Vec<&str>> = HashMap::new();
+    for (id, task) in plans {
+        for t in of(task) {
+            by_term.entry(t).or_default().push(id);
+        }
+    }
+    for (term, ids) in by_term {
+        store.update(trees::PLAN_TERMS, &key(&term), |old: Option<Postings>| {
+            let mut p = old.unwrap_or_default();
+            if p.common {
+                return None;
+            }
+            let before = p.ids.len();
+            for id in &ids {
+                if !p.ids.iter().any(|x| x == id) {
+                    p.ids.push((*id).to_string());
+                }
+            }
+            if p.ids.len() > COMMON {
+                p = Postings { ids: Vec::new(), common: true };
+            } else if p.ids.len() == before {
+                return None;
+            }
+            Some(p)
+        })?;
     }
     Ok(())
 }
 
-/// Adds a plan's term rows to a batch, as `write` writes them.
-pub fn write_into(batch: &mut Batch, id: &str, task: &str) {
-    for t in of(task) {
-        batch.put_bytes(trees::PLAN_TERMS, &key(&t, id), &[]);
-    }
-}
-
-/// Removes a plan's term rows.
+/// Removes a plan from its terms' postings.
 pub fn remove(store: &Store, id: &str, task: &str) -> Result<(), Error> {
     for t in of(task) {
-        store.remove(trees::PLAN_TERMS, &key(&t, id))?;
+        store.update(trees::PLAN_TERMS, &key(&t), |old: Option<Postings>| {
+            let mut p = old?;
+            let before = p.ids.len();
+            p.ids.retain(|x| x != id);
+            (p.ids.len() != before).then_some(p)
+        })?;
     }
     Ok(())
 }
@@ -68,19 +104,12 @@ pub fn remove(store: &Store, id: &str, task: &str) -> Result<(), Error> {
 pub fn sharing(store: &Store, task: &str, limit: usize) -> Result<Vec<String>, Error> {
     let mut score: HashMap<String, f32> = HashMap::new();
     for t in of(task) {
-        let prefix = Key::new().text(&t).into_bytes();
-        let mut ids = Vec::new();
-        store.scan_bytes(trees::PLAN_TERMS, &prefix, |k, _| {
-            if let Some(id) = k.get(prefix.len()..).and_then(|r| r.strip_suffix(&[0])) {
-                ids.push(String::from_utf8_lossy(id).into_owned());
-            }
-            ids.len() <= COMMON
-        })?;
-        if ids.is_empty() || ids.len() > COMMON {
+        let Some(p) = store.get::<Postings>(trees::PLAN_TERMS, &key(&t))? else { continue };
+        if p.common || p.ids.is_empty() {
             continue;
         }
-        let weight = (1.0 + COMMON as f32 / ids.len() as f32).ln();
-        for id in ids {
+        let weight = (1.0 + COMMON as f32 / p.ids.len() as f32).ln();
+        for id in p.ids {
             *score.entry(id).or_default() += weight;
         }
     }
@@ -99,9 +128,7 @@ mod tests {
         let store = Store::open(dir.path()).expect("store");
         write(&store, "a", "eslint: enable the `no-console` rule").expect("write");
         write(&store, "b", "add a --verbose flag to backup.py").expect("write");
-        let mut batch = Batch::new();
-        write_into(&mut batch, "c", "add the serde dependency to Cargo.toml");
-        store.apply(batch).expect("apply");
+        write_many(&store, &[("c", "add the serde dependency to Cargo.toml")]).expect("write");
         assert_eq!(sharing(&store, "turn on eqeqeq in our eslint config", 3).expect("find"), ["a"]);
         assert_eq!(sharing(&store, "add tokio to Cargo.toml", 1).expect("find"), ["c"]);
         remove(&store, "a", "eslint: enable the `no-console` rule").expect("remove");

@@ -21,7 +21,7 @@ pub const PLAN_BUCKETS: TreeName = TreeName("plan_buckets");
 pub const PLAN_HEADS: TreeName = TreeName("plan_heads");
 /// Hash of a task's text (as written, and masked) + plan id -> nothing: exact-text candidates.
 pub const PLAN_TEXTS: TreeName = TreeName("plan_texts");
-/// Term + plan id -> nothing: the words each stored task holds (`plan::terms`).
+/// Term -> the ids of the plans whose task holds it, or that it is common (`plan::terms`).
 pub const PLAN_TERMS: TreeName = TreeName("plan_terms");
 /// Cached answers of the optional LLM canonicaliser.
 pub const CANON: TreeName = TreeName("canon");
