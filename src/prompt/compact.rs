@@ -277,7 +277,10 @@ fn index(msgs: &[Value]) -> (Vec<Use>, Vec<(usize, String, u64)>) {
                     name: s("name"),
                     input_tokens: b.get("input").map(value_tokens).unwrap_or(0),
                 }),
-                Some("tool_result") => results.push((i, s("tool_use_id"), value_tokens(b))),
+                // The content alone: it is what a clearing replaces.
+                Some("tool_result") => {
+                    results.push((i, s("tool_use_id"), b.get("content").map(value_tokens).unwrap_or(0)))
+                }
                 _ => {}
             }
         }
@@ -340,7 +343,10 @@ fn decide(
         let old_by_turns = turn_floor.is_some_and(|f| *msg < f);
         let protected_by_turns = turn_floor.is_some_and(|f| *msg >= f);
         let eligible = !p.exclude_tools.contains(&tname) && (p.only_tools.is_empty() || p.only_tools.contains(&tname));
-        let big_enough = *tokens > MIN_CLEAR_TOKENS;
+        // Clearing must remove tokens: the content must outweigh the placeholder it becomes.
+        let shown = tool.as_deref().unwrap_or("tool");
+        let placeholder = value_tokens(&Value::String(format!("[refrain: cleared result of {shown} ({id})]")));
+        let big_enough = *tokens > MIN_CLEAR_TOKENS.max(placeholder);
         if eligible
             && big_enough
             && (old_by_uses || old_by_turns)
@@ -350,7 +356,9 @@ fn decide(
             cleared_tokens += tokens;
             out.push(Replacement { target, action: "cleared".into(), tool: tool.clone() });
             let input_tokens = input_tokens_of.get(id.as_str()).copied().unwrap_or(0);
-            if p.clear_tool_inputs && input_tokens > MIN_CLEAR_TOKENS {
+            let input_placeholder =
+                value_tokens(&json!({"refrain_cleared": format!("[refrain: cleared input of {shown} ({id})]")}));
+            if p.clear_tool_inputs && input_tokens > MIN_CLEAR_TOKENS.max(input_placeholder) {
                 out.push(Replacement { target: format!("input:{id}"), action: "cleared".into(), tool });
             }
         } else if let Some(budget) = p.result_budget_tokens
