@@ -14,7 +14,7 @@ use super::Error;
 use super::align::{NewTask, align, own};
 use super::coverage;
 use super::fill::{SlotSource, fill_aligned, placeholders};
-use super::head::Head;
+use super::head::{Head, HeadSlot};
 use super::intake::check_task;
 use super::library;
 use super::respell::respell;
@@ -75,6 +75,13 @@ pub struct Unfilled {
     pub guess: Option<Value>,
 }
 
+impl Unfilled {
+    /// A slot of the plan to ask for, with refrain's guess when it has one.
+    fn of(s: &HeadSlot, guess: Option<Value>) -> Unfilled {
+        Unfilled { name: s.name.clone(), kind: s.kind.name().to_string(), example: s.example.clone(), guess }
+    }
+}
+
 /// Fills the plan `id` for `task`. `dry` records nothing.
 pub fn accept(
     app: &App,
@@ -125,13 +132,7 @@ pub fn accept(
     if caution.is_some() {
         for s in head.slots.iter().filter(|s| !context.contains_key(&s.name)) {
             if !unfilled.iter().any(|u| u.name == s.name) {
-                let guess = filled.values.get(&s.name).cloned();
-                unfilled.push(Unfilled {
-                    name: s.name.clone(),
-                    kind: s.kind.name().to_string(),
-                    example: s.example.clone(),
-                    guess,
-                });
+                unfilled.push(Unfilled::of(s, filled.values.get(&s.name).cloned()));
             }
         }
     }
@@ -169,11 +170,6 @@ fn unfilled(head: &Head, steps: &[Step], missing: &[String]) -> Vec<Unfilled> {
     head.slots
         .iter()
         .filter(|s| missing.contains(&s.name) || left.contains(&s.name))
-        .map(|s| Unfilled {
-            name: s.name.clone(),
-            kind: s.kind.name().to_string(),
-            example: s.example.clone(),
-            guess: None,
-        })
+        .map(|s| Unfilled::of(s, None))
         .collect()
 }

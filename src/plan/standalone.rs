@@ -114,7 +114,6 @@ const CONVERSATIONAL: &[&str] = &[
     "really",
     "actually",
     "maybe",
-    "again?",
     "already",
     "yet",
     "it's",

@@ -55,7 +55,8 @@ pub fn write(store: &Store, id: &str, task: &str) -> Result<(), Error> {
     write_many(store, &[(id, task)])
 }
 
-/// Files several plans under their terms, one update per term.
+/// Files several plans under their terms, one update per term. A term that already holds them
+/// (every later write of a stored plan: feedback, counters) is only read, never rewritten.
 pub fn write_many(store: &Store, plans: &[(&str, &str)]) -> Result<(), Error> {
     let mut by_term: HashMap<String, Vec<&str>> = HashMap::new();
     for (id, task) in plans {
@@ -64,6 +65,10 @@ pub fn write_many(store: &Store, plans: &[(&str, &str)]) -> Result<(), Error> {
         }
     }
     for (term, ids) in by_term {
+        let filed = store.get::<Postings>(trees::PLAN_TERMS, &key(&term))?;
+        if filed.is_some_and(|p| p.common || ids.iter().all(|id| p.ids.iter().any(|x| x == id))) {
+            continue;
+        }
         store.update(trees::PLAN_TERMS, &key(&term), |old: Option<Postings>| {
             let mut p = old.unwrap_or_default();
             if p.common {

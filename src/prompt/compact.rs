@@ -345,7 +345,7 @@ fn decide(
         let eligible = !p.exclude_tools.contains(&tname) && (p.only_tools.is_empty() || p.only_tools.contains(&tname));
         // Clearing must remove tokens: the content must outweigh the placeholder it becomes.
         let shown = tool.as_deref().unwrap_or("tool");
-        let placeholder = value_tokens(&Value::String(format!("[refrain: cleared result of {shown} ({id})]")));
+        let placeholder = value_tokens(&Value::String(cleared_result(shown, id)));
         let big_enough = *tokens > MIN_CLEAR_TOKENS.max(placeholder);
         if eligible
             && big_enough
@@ -356,8 +356,7 @@ fn decide(
             cleared_tokens += tokens;
             out.push(Replacement { target, action: "cleared".into(), tool: tool.clone() });
             let input_tokens = input_tokens_of.get(id.as_str()).copied().unwrap_or(0);
-            let input_placeholder =
-                value_tokens(&json!({"refrain_cleared": format!("[refrain: cleared input of {shown} ({id})]")}));
+            let input_placeholder = value_tokens(&cleared_input(shown, id));
             if p.clear_tool_inputs && input_tokens > MIN_CLEAR_TOKENS.max(input_placeholder) {
                 out.push(Replacement { target: format!("input:{id}"), action: "cleared".into(), tool });
             }
@@ -450,6 +449,16 @@ fn content_text(b: &Value) -> String {
     }
 }
 
+/// What a cleared result's content becomes.
+fn cleared_result(tool: &str, id: &str) -> String {
+    format!("[refrain: cleared result of {tool} ({id})]")
+}
+
+/// What a cleared tool input becomes.
+fn cleared_input(tool: &str, id: &str) -> Value {
+    json!({"refrain_cleared": format!("[refrain: cleared input of {tool} ({id})]")})
+}
+
 /// Applies one decision to a block. Returns true when the block is removed (set to null).
 fn replace(b: &mut Value, r: &Replacement, budget: u64) -> bool {
     let tool = r.tool.as_deref().unwrap_or("tool");
@@ -460,11 +469,11 @@ fn replace(b: &mut Value, r: &Replacement, budget: u64) -> bool {
             true
         }
         (Some("input"), _) if b.get("type").and_then(Value::as_str) == Some("tool_use") => {
-            b["input"] = json!({"refrain_cleared": format!("[refrain: cleared input of {tool} ({id})]")});
+            b["input"] = cleared_input(tool, id);
             false
         }
         (Some("result"), "cleared") if b.get("type").and_then(Value::as_str) == Some("tool_result") => {
-            b["content"] = Value::String(format!("[refrain: cleared result of {tool} ({id})]"));
+            b["content"] = Value::String(cleared_result(tool, id));
             false
         }
         (Some("result"), "truncated") if b.get("type").and_then(Value::as_str) == Some("tool_result") => {

@@ -51,9 +51,7 @@ async fn a_plan_beyond_the_nearest_embeddings_is_found_by_the_words_it_shares() 
     let env = Env::new();
     // Two neighbours by embedding only, so the premise below is cheap to set up: in a large
     // library the same happens with the default sixteen.
-    let mut cmd = env.cmd(&["serve"]);
-    cmd.env("REFRAIN__PLANS__NEIGHBOURS", "2");
-    let s = crate::support::Server::spawn(cmd).await;
+    let s = env.serve_with("REFRAIN__PLANS__NEIGHBOURS", "2").await;
     let mut ids = Vec::new();
     for (task, command) in STORED.iter().take(3).chain([&("eslint: enable the `no-console` rule", "npx eslint .")]) {
         let stored = s.ok("plan_store", json!({"task": task, "trace": one_step(command)})).await;

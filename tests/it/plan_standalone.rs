@@ -3,12 +3,10 @@
 //! one with how to fix it, and the prompt hook and `plan_lookup` serve and suggest nothing for it,
 //! while a task that says what to do is stored and handed back as before.
 
-use crate::plan_frame::{hook, transcript};
+use crate::plan_frame::{PROMPT, STOP, hook, transcript};
 use crate::support::Env;
 use serde_json::json;
 
-const STOP: &str = "claude-Stop-1795311205359547498.json";
-const PROMPT: &str = "claude-UserPromptSubmit-1795311204932778601.json";
 const TASK: &str = "push the release branch to origin";
 const COMMAND: &str = "git push origin release";
 

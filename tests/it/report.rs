@@ -255,9 +255,7 @@ async fn dashboard_refuses_strangers_and_refreshes_as_history_grows() {
 #[tokio::test]
 async fn the_server_asked_for_instructions_tells_agents_where_their_user_can_see_the_report() {
     let env = Env::without_model();
-    let mut cmd = env.cmd(&["serve"]);
-    cmd.env("REFRAIN__SERVER__INSTRUCTIONS", "true");
-    let s = crate::support::Server::spawn(cmd).await;
+    let s = env.serve_with("REFRAIN__SERVER__INSTRUCTIONS", "true").await;
     let instructions = s.client.peer_info().expect("server info").instructions.clone().unwrap_or_default();
     assert!(instructions.contains("refrain report") && instructions.contains("refrain dashboard"), "{instructions}");
 }

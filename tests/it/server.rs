@@ -32,9 +32,7 @@ async fn initialize_names_refrain_and_sends_instructions_only_when_asked() {
     // No instructions by default: Claude Code would add them to every request.
     assert_eq!(info.instructions, None);
     s.stop().await;
-    let mut cmd = env.cmd(&["serve"]);
-    cmd.env("REFRAIN__SERVER__INSTRUCTIONS", "true");
-    let s = crate::support::Server::spawn(cmd).await;
+    let s = env.serve_with("REFRAIN__SERVER__INSTRUCTIONS", "true").await;
     let instructions = s.client.peer_info().expect("server info").instructions.clone().unwrap_or_default();
     assert!(instructions.contains("plan_lookup") && instructions.contains("response_cache_get"), "{instructions}");
 }

@@ -112,6 +112,14 @@ impl Env {
         Server::spawn(self.cmd(&["serve"])).await
     }
 
+    /// Spawns `refrain serve` with one setting given by its environment variable (as a user's
+    /// shell would set it).
+    pub async fn serve_with(&self, var: &str, value: &str) -> Server {
+        let mut cmd = self.cmd(&["serve"]);
+        cmd.env(var, value);
+        Server::spawn(cmd).await
+    }
+
     /// Spawns `refrain serve --tools all`: every tool listed, with its full schema.
     pub async fn serve_all(&self) -> Server {
         Server::spawn(self.cmd(&["serve", "--tools", "all"])).await
