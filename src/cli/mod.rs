@@ -123,6 +123,7 @@ fn check_patterns() -> Result<usize, crate::patterns::Error> {
         .iter()
         .chain(crate::plan::fill::PATTERNS)
         .chain(crate::plan::mask::PATTERNS)
+        .chain(crate::plan::kept::PATTERNS)
         .copied();
     crate::patterns::check_all(secrets.chain(plans))
 }

@@ -6,6 +6,8 @@
 //! doubts the fill (`caution`: a value of the task with no place in the plan, a stored value still
 //! in the steps), the slots the agent did not give are asked for too, each with refrain's guess:
 //! on the coding families' development split, such fills were wrong 129 times in 131.
+//! A plain word of the stored task the steps still say and the new task does not (`kept`) is
+//! asked for as well, named by itself: a value the agent gives for it is written where it stood.
 //!
 //! Never a hit: no hit counter, no hit stamp on the plan; `suggestions_accepted` (or
 //! `accepts_need_values`) counts it.
@@ -16,6 +18,7 @@ use super::coverage;
 use super::fill::{SlotSource, fill_aligned, placeholders};
 use super::head::{Head, HeadSlot};
 use super::intake::check_task;
+use super::kept;
 use super::library;
 use super::respell::respell;
 use super::spelling;
@@ -42,9 +45,9 @@ pub struct Accepted {
     pub values: BTreeMap<String, Value>,
     /// Where each value came from.
     pub sources: BTreeMap<String, SlotSource>,
-    /// Slots no value was found for, or whose value refrain doubts (with its `guess`): call
-    /// plan_lookup again with the same `task` and `plan_id` and each one's value in `context`
-    /// (`{"<name>": "<value>"}`).
+    /// Slots no value was found for, or whose value refrain doubts (with its `guess`), and words
+    /// of the stored task the steps still say (`kind` "word"): call plan_lookup again with the
+    /// same `task` and `plan_id` and each one's value in `context` (`{"<name>": "<value>"}`).
     pub unfilled: Vec<Unfilled>,
     /// What a value gate noticed (a value of your task with no place in the plan, a fixed value
     /// of the plan your task does not say, a stored value still spelt in the steps): check those
@@ -64,7 +67,8 @@ pub struct Accepted {
 pub struct Unfilled {
     /// Slot name: the key to give in `context`.
     pub name: String,
-    /// The value's type (`path`, `identifier`, `version`...).
+    /// The value's type (`path`, `identifier`, `version`...), or `word` for a word of the stored
+    /// task.
     pub kind: String,
     /// The value it had in the stored task, as an example of what it holds.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -79,6 +83,11 @@ impl Unfilled {
     /// A slot of the plan to ask for, with refrain's guess when it has one.
     fn of(s: &HeadSlot, guess: Option<Value>) -> Unfilled {
         Unfilled { name: s.name.clone(), kind: s.kind.name().to_string(), example: s.example.clone(), guess }
+    }
+
+    /// A word of the stored task the steps still say (`kept`), named by itself.
+    fn word(w: String) -> Unfilled {
+        Unfilled { name: w.clone(), kind: "word".to_string(), example: Some(w.clone()), guess: Some(Value::String(w)) }
     }
 }
 
@@ -110,6 +119,14 @@ pub fn accept(
     let mut filled = fill_aligned(template, &a, &new);
     // The agent judged the plan its task's: the stored values' other spellings take the new ones.
     respell(template, &mut filled);
+    // Plain words of the stored task the agent gave a value for (a `kind: word` it was asked).
+    let stored = rec.plan.provenance.task.as_str();
+    let given: Vec<(String, String)> = context
+        .iter()
+        .filter(|(k, _)| !template.slots.iter().any(|s| &s.name == *k) && stored.contains(k.as_str()))
+        .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+        .collect();
+    kept::rewrite(&mut filled, &given);
     let stages = validate(template, &filled, caps);
     // Unfilled slots are the agent's to give; any other failing stage (a tool family or side
     // effect the caps rule out, a context value of the wrong type) is not servable as asked.
@@ -124,18 +141,30 @@ pub fn accept(
     let stale =
         spelling::stale(template, &filled).map(|why| format!("a step may still carry the stored task's value: {why}"));
     let stale = stale.or_else(|| spelling::verbatim(template, &filled));
-    let cautions: Vec<String> =
-        coverage::check(&head, &new, &a).err().map(|(_, why)| why).into_iter().chain(stale).collect();
-    let caution = (!cautions.is_empty()).then(|| cautions.join("; "));
+    let mut cautions: Vec<String> =
+        coverage::check_placed(&head, &new, &a, &given).err().map(|(_, why)| why).into_iter().chain(stale).collect();
     // A doubted fill is a question, not an answer: every slot the agent did not give is asked
     // for, with the guess. Once the agent has given them all, the fill is its own.
-    if caution.is_some() {
+    if !cautions.is_empty() {
         for s in head.slots.iter().filter(|s| !context.contains_key(&s.name)) {
             if !unfilled.iter().any(|u| u.name == s.name) {
                 unfilled.push(Unfilled::of(s, filled.values.get(&s.name).cloned()));
             }
         }
     }
+    // The stored task's own words the steps still say are asked for too, each with itself as
+    // the guess.
+    let words: Vec<String> =
+        kept::words(stored, &clean, template, &filled).into_iter().filter(|w| !context.contains_key(w)).collect();
+    if !words.is_empty() {
+        let list: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
+        cautions.push(format!(
+            "the steps still say {} as the stored task did, which your task does not say: give each its value for your task, or the same word",
+            list.join(", ")
+        ));
+        unfilled.extend(words.into_iter().map(Unfilled::word));
+    }
+    let caution = (!cautions.is_empty()).then(|| cautions.join("; "));
     if !dry {
         let counter = if unfilled.is_empty() { "suggestions_accepted" } else { "accepts_need_values" };
         stats::bump(&app.store, "plans", counter, None, 1)?;

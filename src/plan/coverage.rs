@@ -106,6 +106,12 @@ pub type Failure = (&'static str, String);
 
 /// Checks the values of an aligned candidate.
 pub fn check(head: &Head, new: &NewTask, a: &Alignment) -> Result<(), Failure> {
+    check_placed(head, new, a, &[])
+}
+
+/// `check`, where `placed` are stored words the agent gave the plan values for besides its slots
+/// when it took it (`(stored word, value)`): the values count as filled, the words as replaced.
+pub fn check_placed(head: &Head, new: &NewTask, a: &Alignment, placed: &[(String, String)]) -> Result<(), Failure> {
     if let Some((p, other)) = head.programs.iter().find_map(|p| other_program(head, new, p).map(|o| (p, o))) {
         return Err(("program", format!("the plan runs `{p}`, which the stored task names; this one says `{other}`")));
     }
@@ -117,6 +123,7 @@ pub fn check(head: &Head, new: &NewTask, a: &Alignment) -> Result<(), Failure> {
             Some(Source::Context(v) | Source::Stored(v)) => v.as_str().map(str::to_string),
             _ => None,
         })
+        .chain(placed.iter().map(|(_, v)| v.clone()))
         .collect();
     if let Some(why) = other_format(head, new, a) {
         return Err(("coverage", why));
@@ -133,7 +140,7 @@ pub fn check(head: &Head, new: &NewTask, a: &Alignment) -> Result<(), Failure> {
         }
     }
     let lower = new.text.to_lowercase();
-    for c in &head.constants {
+    for c in head.constants.iter().filter(|c| !placed.iter().any(|(w, _)| w.eq_ignore_ascii_case(c))) {
         let cl = c.to_lowercase();
         let said = lower.match_indices(&cl).any(|(i, _)| whole_word(&lower, i, i + cl.len()));
         if !said {

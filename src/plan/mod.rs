@@ -38,6 +38,7 @@ pub mod headcode;
 pub mod heads;
 pub mod hits;
 pub mod intake;
+pub mod kept;
 pub mod key;
 pub mod lexical;
 pub mod lexicon;

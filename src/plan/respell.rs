@@ -18,25 +18,123 @@ use serde_json::Value;
 /// Rewrites, in the filled steps, every other spelling of each slot's stored value (its
 /// `example`) as the same spelling of the value the slot took.
 pub fn respell(template: &PlanTemplate, filled: &mut Filled) {
-    let pairs: Vec<(String, String)> = template
-        .slots
-        .iter()
-        .filter_map(|slot| {
-            let old = slot.example.as_deref()?;
-            let Some(Value::String(new)) = filled.values.get(&slot.name) else { return None };
-            let differs = new != old && !new.is_empty() && old.chars().any(char::is_alphabetic);
-            differs.then(|| (old.to_string(), new.clone()))
-        })
-        .collect();
-    if pairs.is_empty() {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    let mut versions: Vec<(String, String)> = Vec::new();
+    for slot in &template.slots {
+        let Some(old) = slot.example.as_deref() else { continue };
+        let Some(Value::String(new)) = filled.values.get(&slot.name) else { continue };
+        if new == old || new.is_empty() {
+            continue;
+        }
+        if old.chars().any(char::is_alphabetic) {
+            pairs.push((old.to_string(), new.clone()));
+        } else if dotted(old) {
+            versions.push((old.to_string(), new.clone()));
+        }
+    }
+    rewrite_steps(filled, &pairs, false);
+    // A file's name without its extension, inside a longer path or name, is the same file
+    // (`tests/test_text.py` for `app/text.py`, `internal/wrap/parser_test.go`).
+    let stems: Vec<(String, String)> = pairs.iter().flat_map(|(o, n)| stem_pairs(o, n)).collect();
+    // A version glued to a prefix (`v0.4.3`, `pkg@0.4.3`) is the same version.
+    if versions.is_empty() && stems.is_empty() {
         return;
     }
-    // Where the filled values already stand, nothing is rewritten (`Header` inside `AppHeader`).
     let protect: Vec<String> =
         filled.values.values().filter_map(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string).collect();
     for step in &mut filled.steps {
-        map_strings(&mut step.inputs, &mut |s| rewrite(s, &pairs, &protect));
+        map_strings(&mut step.inputs, &mut |s| glued_stems(&glued_versions(s, &versions), &stems, &protect));
     }
+}
+
+/// For two file paths with extensions: the paths without them and the modules they are imported
+/// as (when the stored one has a directory), then the bare names, each at least three characters
+/// and different.
+fn stem_pairs(old: &str, new: &str) -> Vec<(String, String)> {
+    let bare = |p: &str| -> Option<String> {
+        let (head, ext) = p.rsplit_once('.')?;
+        let ok =
+            !ext.is_empty() && ext.len() <= 4 && ext.chars().all(|c| c.is_ascii_alphanumeric()) && !head.is_empty();
+        ok.then(|| head.to_string())
+    };
+    let (Some(o), Some(n)) = (bare(old), bare(new)) else { return Vec::new() };
+    let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let mut out = Vec::new();
+    if o.contains('/') {
+        out.push((o.clone(), n.clone()));
+        // The module a Python or Java file is imported as.
+        out.push((o.replace('/', "."), n.replace('/', ".")));
+    }
+    out.push((name(&o), name(&n)));
+    out.retain(|(a, b)| a.chars().count() >= 3 && a != b && a.chars().any(char::is_alphabetic));
+    out
+}
+
+/// `s` with each stored file stem rewritten where it is glued into a longer path or name (a bare
+/// name standing as a word of its own is left: `main` in "run it from main" is not `src/main.rs`).
+fn glued_stems(s: &str, stems: &[(String, String)], protect: &[String]) -> String {
+    let mut out = s.to_string();
+    for (old, new) in stems {
+        let guarded: Vec<(usize, usize)> =
+            protect.iter().flat_map(|p| out.match_indices(p.as_str()).map(|(i, m)| (i, i + m.len()))).collect();
+        let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        let apart = |c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '(' | ')' | ',' | ':' | '=');
+        let at: Vec<usize> = out
+            .match_indices(old.as_str())
+            .map(|(i, _)| i)
+            .filter(|&i| {
+                let end = i + old.len();
+                let token_start = out[..i].rfind(apart).map_or(0, |k| k + 1);
+                let token_end = out[end..].find(apart).map_or(out.len(), |k| end + k);
+                !alnum(out[..i].chars().next_back())
+                    && !alnum(out[end..].chars().next())
+                    && (old.contains(['/', '.']) || (token_start, token_end) != (i, end))
+                    && !guarded.iter().any(|&(a, b)| i < b && a < end)
+            })
+            .collect();
+        for i in at.into_iter().rev() {
+            out.replace_range(i..i + old.len(), new);
+        }
+    }
+    out
+}
+
+/// Rewrites each pair's stored value in every spelling through the filled steps, leaving the
+/// filled values where they stand (`Header` inside `AppHeader`). `alone`: also where the stored
+/// value stands as written on its own (a word no slot took, which the agent gave a value for).
+pub fn rewrite_steps(filled: &mut Filled, pairs: &[(String, String)], alone: bool) {
+    if pairs.is_empty() {
+        return;
+    }
+    let protect: Vec<String> =
+        filled.values.values().filter_map(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string).collect();
+    for step in &mut filled.steps {
+        map_strings(&mut step.inputs, &mut |s| rewrite(s, pairs, &protect, alone));
+    }
+}
+
+/// Digits with at least one dot between them, nothing else: a version the steps may glue.
+fn dotted(v: &str) -> bool {
+    let parts: Vec<&str> = v.split('.').collect();
+    parts.len() >= 2 && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// `s` with each stored version that is neither part of a longer number nor already the new
+/// value rewritten as the new one.
+fn glued_versions(s: &str, versions: &[(String, String)]) -> String {
+    let mut out = s.to_string();
+    for (old, new) in versions {
+        let numeric = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit() || c == '.');
+        let at: Vec<usize> = out
+            .match_indices(old.as_str())
+            .map(|(i, _)| i)
+            .filter(|&i| !numeric(out[..i].chars().next_back()) && !numeric(out[i + old.len()..].chars().next()))
+            .collect();
+        for i in at.into_iter().rev() {
+            out.replace_range(i..i + old.len(), new);
+        }
+    }
+    out
 }
 
 /// A value's spellings in `spelling::forms`' fixed order (none for a value without words): two
@@ -50,7 +148,7 @@ fn forms(v: &str) -> Vec<String> {
 }
 
 /// One string with each stored value's other spellings rewritten.
-fn rewrite(s: &str, pairs: &[(String, String)], protect: &[String]) -> String {
+fn rewrite(s: &str, pairs: &[(String, String)], protect: &[String], alone_too: bool) -> String {
     let guarded: Vec<(usize, usize)> =
         protect.iter().flat_map(|p| s.match_indices(p.as_str()).map(|(i, m)| (i, i + m.len()))).collect();
     // (start, end, replacement), every match of every form.
@@ -69,10 +167,13 @@ fn rewrite(s: &str, pairs: &[(String, String)], protect: &[String]) -> String {
             seen.push(of);
             for (i, _) in s.match_indices(of) {
                 let end = i + of.len();
-                let before = s[..i].chars().next_back();
-                let after = s[end..].chars().next();
+                let (before, after) = (s[..i].chars().next_back(), s[end..].chars().next());
                 let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                // Standing alone as written: the extraction saw it there and made no slot of it.
                 let alone = !word(before) && !word(after);
+                // A regex word boundary (`\b`) bounds a word as a space does.
+                let before = if s[..i].ends_with("\\b") { None } else { before };
+                let after = if s[end..].starts_with("\\b") { None } else { after };
                 let fits = if several {
                     // A value of several words is itself wherever it stands.
                     true
@@ -81,9 +182,28 @@ fn rewrite(s: &str, pairs: &[(String, String)], protect: &[String]) -> String {
                     // as written standing alone.
                     let starts = of.starts_with(char::is_uppercase) || !word(before);
                     let ends = !after.is_some_and(|c| c.is_lowercase() || c.is_ascii_digit());
-                    starts && ends && !(of == old && alone)
+                    starts && ends && (alone_too || !(of == old && alone)) && !opens_sentence_as_verb(s, i, of, old)
                 };
                 if fits && !guarded.iter().any(|&(a, b)| i < b && a < end) {
+                    // One lowercase word stands for every spelling of a value of several words:
+                    // the place says which (`jsonFlag`, `json_out`, `"json"`), else as written.
+                    let nf = match (&olds, news.len()) {
+                        (o, 6)
+                            if o[0] == of && o.iter().all(|f| f.eq_ignore_ascii_case(of)) && words(new).len() > 1 =>
+                        {
+                            if after.is_some_and(char::is_uppercase) {
+                                news[0].as_str()
+                            } else if before == Some('_') || after == Some('_') {
+                                news[2].as_str()
+                            } else if matches!(before, Some('"' | '\'')) && before == after {
+                                // The whole string: a name as the command line spells it.
+                                news[4].as_str()
+                            } else {
+                                new.trim_start_matches('-')
+                            }
+                        }
+                        _ => nf,
+                    };
                     found.push((i, end, nf.to_string()));
                 }
             }
@@ -105,6 +225,17 @@ fn rewrite(s: &str, pairs: &[(String, String)], protect: &[String]) -> String {
     }
     out.push_str(&s[at..]);
     out
+}
+
+/// Whether `of`, at byte `i` of `s`, is the stored value's capitalised form opening a sentence
+/// while the value is an English verb: "Check the help text" in a step of the `check` subcommand
+/// is the verb, not the subcommand.
+fn opens_sentence_as_verb(s: &str, i: usize, of: &str, old: &str) -> bool {
+    let capitalised = of.starts_with(char::is_uppercase) && old.chars().all(|c| c.is_lowercase());
+    let head = &s[..i];
+    let opens = head.trim_end().is_empty()
+        || (head.ends_with(char::is_whitespace) && head.trim_end().ends_with(['.', '!', '?', ':', ';']));
+    capitalised && opens && super::lexicon::verb(old).is_some()
 }
 
 /// Calls `f` on every string inside a JSON value, keeping what it returns.
@@ -157,12 +288,45 @@ mod tests {
     }
 
     #[test]
+    fn a_regex_word_boundary_bounds_a_one_word_value_and_a_glued_version_is_the_version() {
+        assert_eq!(respelt(r"rg '\bCheck\b' src", &[("cmd", "check", "list")]), r"rg '\bList\b' src");
+        assert_eq!(respelt("Tag v0.4.3, push pkg@0.4.3", &[("v", "0.4.3", "1.0.0")]), "Tag v1.0.0, push pkg@1.0.0");
+        assert_eq!(respelt("pin 10.4.3 and 0.4.30", &[("v", "0.4.3", "1.0.0")]), "pin 10.4.3 and 0.4.30");
+    }
+
+    #[test]
+    fn a_one_word_value_takes_the_spelling_its_place_asks_for() {
+        let slot = [("flag", "--json", "--no-cache")];
+        assert_eq!(
+            respelt("BoolVar(&jsonFlag, \"json\", false, \"json mode\")", &slot),
+            "BoolVar(&noCacheFlag, \"no-cache\", false, \"no-cache mode\")"
+        );
+        assert_eq!(respelt("if opts.json_out {", &slot), "if opts.no_cache_out {");
+        assert_eq!(respelt("warn(\"json is deprecated\")", &slot), "warn(\"no-cache is deprecated\")");
+        assert_eq!(respelt("Dispatch Commands::Check", &[("cmd", "check", "doctor")]), "Dispatch Commands::Doctor");
+    }
+
+    #[test]
+    fn a_files_stem_glued_into_a_longer_path_is_the_file() {
+        let slot = [("path", "naruno/connection.py", "app/utils/text.py")];
+        assert_eq!(respelt("Write tests/test_connection.py", &slot), "Write tests/test_text.py");
+        assert_eq!(respelt("from naruno.connection import x", &slot), "from app.utils.text import x");
+        let slot = [("path", "internal/wrap/parser.go", "pathutil/path.go")];
+        assert_eq!(respelt("edit internal/wrap/parser_test.go", &slot), "edit pathutil/path_test.go");
+        let slot = [("path", "src/main.rs", "src/args.rs")];
+        assert_eq!(respelt("Act on cli.verbose in main", &slot), "Act on cli.verbose in main", "a word of its own");
+    }
+
+    #[test]
     fn the_new_value_and_a_lone_word_as_written_are_left() {
         assert_eq!(
             respelt("rename Header to AppHeader", &[("new", "Header", "AppHeader")]),
             "rename Header to AppHeader"
         );
         assert_eq!(respelt("run cargo check on list", &[("cmd", "check", "list")]), "run cargo check on list");
+        assert_eq!(respelt("Check the help text", &[("cmd", "check", "doctor")]), "Check the help text");
+        assert_eq!(respelt("Built. Check it", &[("cmd", "check", "doctor")]), "Built. Check it");
+        assert_eq!(respelt("Sync the Check variant", &[("cmd", "check", "doctor")]), "Sync the Doctor variant");
         assert_eq!(respelt("recheck the checker", &[("cmd", "check", "list")]), "recheck the checker");
         assert_eq!(respelt("same run_server", &[("old", "run_server", "run_server")]), "same run_server");
     }

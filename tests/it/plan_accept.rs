@@ -156,6 +156,39 @@ async fn a_stored_value_spelled_another_way_in_the_accepted_steps_takes_the_new_
     assert!(!caution.contains("run_server"), "{a}");
 }
 
+/// A plain word the stored task chose (`helpers`, no backticks, so no slot) and the steps still
+/// say is not silently kept for a task that does not say it: the accept asks for its value with
+/// the word itself as the guess, and the value given replaces it where the steps say it.
+#[tokio::test]
+async fn a_stored_word_the_steps_keep_is_asked_for_and_rewritten_with_the_value_given() {
+    let env = Env::with_calibration(&strict());
+    let s = env.serve().await;
+    let trace = json!({"steps": [
+        {"tool": "Bash", "inputs": {"command": "git mv app/utils.py app/helpers.py", "description": "Move the module"},
+            "side_effect": true, "family": "shell"},
+        {"tool": "Grep", "inputs": {"pattern": "import utils", "path": "app"}, "side_effect": false, "family": "fs"}
+    ]});
+    let stored = s.ok("plan_store", json!({"task": "rename the `utils` module to helpers", "trace": trace})).await;
+    let id = stored["plan_id"].as_str().unwrap().to_string();
+    let task = "rename the `functions` module to `tools`";
+    let a = s.ok("plan_lookup", json!({"task": task, "plan_id": id})).await;
+    assert_eq!(a["status"], "needs_values", "the plan would move functions.py to helpers.py: {a}");
+    let asked = a["accepted"]["unfilled"].as_array().unwrap();
+    let word = asked.iter().find(|u| u["name"] == "helpers").unwrap_or_else(|| panic!("helpers not asked: {a}"));
+    assert_eq!((word["kind"].as_str(), word["guess"].as_str()), (Some("word"), Some("helpers")), "{a}");
+    assert!(a["accepted"]["caution"].as_str().unwrap_or_default().contains("`helpers`"), "{a}");
+
+    let context = json!({"helpers": "tools"});
+    let b = s.ok("plan_lookup", json!({"task": task, "plan_id": id, "context": context})).await;
+    assert_eq!(b["status"], "accepted", "{b}");
+    assert_eq!(b["accepted"]["steps"][0]["inputs"]["command"], "git mv app/functions.py app/tools.py", "{b}");
+    // Given back as it was while the task names `tools`: still a question, not an answer.
+    let same = json!({"helpers": "helpers"});
+    let c = s.ok("plan_lookup", json!({"task": task, "plan_id": id, "context": same})).await;
+    assert_eq!(c["status"], "needs_values", "{c}");
+    assert!(c["accepted"]["caution"].as_str().unwrap_or_default().contains("`tools`"), "{c}");
+}
+
 /// The agent is the judge: a phrasing it took a suggestion for and then reported success with is
 /// served as a verified hit the next time it is asked in those words, with its own values; other
 /// words still get a suggestion, and a failure takes the alias back.

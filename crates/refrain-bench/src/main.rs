@@ -3,6 +3,7 @@
 //! which is only the product.
 
 mod all;
+mod asked;
 mod calibrate;
 mod cmd;
 mod core;

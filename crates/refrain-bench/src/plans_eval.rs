@@ -71,9 +71,22 @@ struct Outcome {
     /// A missed paraphrase whose suggestion was its own plan, accepted as an agent that judges
     /// right would accept it (`plan_lookup` with `plan_id`).
     accepted: Option<Accept>,
-    /// When that accept needed values: whether, given the member's own values for the slots
-    /// listed (matched by the stored member's values), the steps were the member's own.
-    completed: Option<bool>,
+    /// When that accept needed values: what giving them made of it.
+    completed: Option<Completed>,
+}
+
+/// An accept that asked for values, answered.
+#[derive(Debug, Default, Clone, Copy)]
+struct Completed {
+    /// Given the values the member's text states (matched by the stored member's values), else
+    /// refrain's guesses: the steps were the member's own.
+    told: bool,
+    /// Given what an agent that knows its task answers where refrain asked (`asked`): the steps
+    /// were the member's own.
+    asked: bool,
+    /// Every slot asked for came with a guess that was already that value (the ask only cost a
+    /// call).
+    confirms: bool,
 }
 
 /// What accepting the right suggestion gave.
@@ -306,7 +319,8 @@ async fn look(
             "failed": best.map(|b| b["failed"].clone()).unwrap_or(Value::Null),
             "served": served, "right": right, "refused": err, "latency_ms": ms,
             "suggestions": out["suggestions"], "suggestion_right": suggested,
-            "accepted": accepted.map(|a| format!("{a:?}").to_lowercase()), "completed": completed,
+            "accepted": accepted.map(|a| format!("{a:?}").to_lowercase()), "completed": completed.map(|c| c.told),
+            "completed_asked": completed.map(|c| c.asked), "ask_confirms": completed.map(|c| c.confirms),
             "candidates": candidates,
         });
         writeln!(r, "{rec}")?;
@@ -314,28 +328,23 @@ async fn look(
     Ok(Outcome { served, right, ms, suggested, accepted, completed })
 }
 
-/// Accepts a suggested plan for a query and judges the filled steps against the item's answer;
-/// when values are asked for, gives the member's own (each slot's stored example is a value of
-/// the stored member, at the same place in its `values` as the member's own value), else confirms
-/// refrain's guess, and judges again.
+/// Accepts a suggested plan for a query and judges the filled steps against the item's answer.
+/// When values are asked for, answers twice and judges each: *told* gives the member's own value
+/// where the slot's stored example is a value of the stored member (at the same place in its
+/// `values`), else confirms refrain's guess; *asked* gives what the member's own steps hold at
+/// the places refrain asked about (`asked`: an agent that knows its task), else as told.
 async fn accept(
     server: &Server,
     query: &str,
     plan_id: &str,
     item: &Value,
     verbose: bool,
-) -> anyhow::Result<(Option<Accept>, Option<bool>)> {
+) -> anyhow::Result<(Option<Accept>, Option<Completed>)> {
     let answer = &item["answer"];
     let (err, out) = server.call_raw("plan_lookup", json!({"task": query, "plan_id": plan_id})).await?;
     let got = judge_accept(err, &out, answer);
     if verbose && got != Accept::Right {
-        let steps = out["accepted"]["steps"].as_array().cloned().unwrap_or_default();
-        let want = answer["trace"]["steps"].as_array().cloned().unwrap_or_default();
-        let differs = steps.iter().zip(&want).find(|(a, b)| a["inputs"] != b["inputs"] || a["tool"] != b["tool"]);
-        let shown = differs
-            .map(|(a, b)| format!("got {} want {}", a["inputs"], b["inputs"]))
-            .unwrap_or_else(|| format!("{} steps, want {}; {}", steps.len(), want.len(), out["accepted"]["unfilled"]));
-        eprintln!("ACCEPT {got:?} {query:?}: {}", shown.chars().take(400).collect::<String>());
+        eprintln!("ACCEPT {got:?} {query:?}: {}", first_difference(&out, answer));
     }
     if verbose && let Some(c) = out["accepted"]["caution"].as_str() {
         let guessed = out["accepted"]["unfilled"].as_array().is_some_and(|u| u.iter().all(|u| !u["guess"].is_null()));
@@ -346,20 +355,64 @@ async fn accept(
         return Ok((Some(got), None));
     }
     let (stored, own) = (item["stored_values"].as_array(), item["values"].as_array());
-    let mut context = serde_json::Map::new();
-    for u in out["accepted"]["unfilled"].as_array().into_iter().flatten() {
+    let unfilled = &out["accepted"]["unfilled"];
+    // What an agent that knows its task would give where refrain asked (`asked`).
+    let read = crate::asked::values(&out["accepted"]["steps"], unfilled, &answer_steps(answer));
+    let mut told = serde_json::Map::new();
+    let mut knows = serde_json::Map::new();
+    let mut confirms = true;
+    for u in unfilled.as_array().into_iter().flatten() {
+        let Some(name) = u["name"].as_str() else { return Ok((Some(got), None)) };
         let at = stored.and_then(|v| v.iter().position(|x| *x == u["example"]));
+        let stated = at.and_then(|i| own.and_then(|o| o.get(i))).cloned();
+        let guess = Some(u["guess"].clone()).filter(|g| !g.is_null());
         // The member's own value where the slot's stored example is one of the stored member's
         // values; else refrain's guess, confirmed (an agent that cannot tell would do no better).
-        let given = at.and_then(|i| own.and_then(|o| o.get(i))).or(Some(&u["guess"]).filter(|g| !g.is_null()));
-        match (u["name"].as_str(), given) {
-            (Some(name), Some(v)) => context.insert(name.to_string(), v.clone()),
-            _ => return Ok((Some(got), Some(false))),
-        };
+        if let Some(v) = stated.clone().or(guess.clone()) {
+            told.insert(name.to_string(), v);
+        }
+        // What the agent's own steps hold there first: the data lists a member's values in the
+        // order its text says them, which need not be the stored member's.
+        let known = read.get(name).map(|v| Value::String(v.clone())).or(stated).or(guess.clone());
+        confirms &= guess.is_some() && known == guess;
+        if let Some(v) = known {
+            knows.insert(name.to_string(), v);
+        }
     }
-    let (err, out) =
-        server.call_raw("plan_lookup", json!({"task": query, "plan_id": plan_id, "context": context})).await?;
-    Ok((Some(got), Some(judge_accept(err, &out, answer) == Accept::Right)))
+    let n = unfilled.as_array().map_or(0, Vec::len);
+    let mut after = Completed { confirms, ..Completed::default() };
+    for (context, right) in [(&told, &mut after.told), (&knows, &mut after.asked)] {
+        if context.len() < n {
+            continue;
+        }
+        let args = json!({"task": query, "plan_id": plan_id, "context": context});
+        let (err, out) = server.call_raw("plan_lookup", args).await?;
+        *right = judge_accept(err, &out, answer) == Accept::Right;
+        if verbose && !*right {
+            eprintln!("GIVEN {context:?} {query:?}: {}", first_difference(&out, answer));
+        }
+    }
+    Ok((Some(got), Some(after)))
+}
+
+/// The first step an accept's answer differs from the member's own in (for `--verbose`).
+fn first_difference(out: &Value, answer: &Value) -> String {
+    let steps = out["accepted"]["steps"].as_array().cloned().unwrap_or_default();
+    let want = answer_steps(answer);
+    let differs = steps.iter().zip(&want).find(|(a, b)| a["inputs"] != b["inputs"] || a["tool"] != b["tool"]);
+    let shown = differs
+        .map(|(a, b)| format!("got {} want {}", a["inputs"], b["inputs"]))
+        .unwrap_or_else(|| format!("{} steps, want {}; {}", steps.len(), want.len(), out["accepted"]["unfilled"]));
+    shown.chars().take(400).collect()
+}
+
+/// The member's own steps: a trace's tool calls, or a shell command as one step.
+fn answer_steps(answer: &Value) -> Vec<Value> {
+    match (answer["trace"]["steps"].as_array(), answer["command"].as_str()) {
+        (Some(s), _) => s.clone(),
+        (None, Some(cmd)) => vec![json!({"tool": "Bash", "inputs": {"command": cmd}})],
+        _ => Vec::new(),
+    }
 }
 
 /// What an accept answered, against the member's own steps.
@@ -413,7 +466,9 @@ fn suggestions(t: &Tally) -> Value {
         "missed_with_other_suggestion": with(&missed, false),
         "accepted_values_right": acc(Accept::Right),
         "accepted_unfilled": acc(Accept::Unfilled),
-        "unfilled_then_given_values_right": missed.iter().filter(|o| o.completed == Some(true)).count(),
+        "unfilled_then_given_values_right": missed.iter().filter(|o| o.completed.is_some_and(|c| c.told)).count(),
+        "unfilled_then_asked_values_right": missed.iter().filter(|o| o.completed.is_some_and(|c| c.asked)).count(),
+        "asks_only_confirming": missed.iter().filter(|o| o.completed.is_some_and(|c| c.confirms)).count(),
         "accepted_wrongly_filled": acc(Accept::Wrong) + acc(Accept::WrongCautioned),
         "accepted_wrongly_filled_with_caution": acc(Accept::WrongCautioned),
         "accept_refused": acc(Accept::Refused),
