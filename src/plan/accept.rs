@@ -54,6 +54,10 @@ pub struct Accepted {
     /// steps before following them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub caution: Option<String>,
+    /// Words of the stored task the steps keep and your task does not say (named in `caution`):
+    /// if yours differ, call again with `{"<word>": "<yours>"}` in `context`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
     /// Every validation stage.
     pub stages: Vec<StageResult>,
     /// Outputs the plan produces.
@@ -156,13 +160,24 @@ pub fn accept(
     // the guess.
     let words: Vec<String> =
         kept::words(stored, &clean, template, &filled).into_iter().filter(|w| !context.contains_key(w)).collect();
+    let mut kept: Vec<String> = Vec::new();
+    // A fill nothing else doubts is answered in this call, with the words named; one already
+    // being asked about asks for them too.
     if !words.is_empty() {
         let list: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
-        cautions.push(format!(
-            "the steps still say {} as the stored task did, which your task does not say: give each its value for your task, or the same word",
-            list.join(", ")
-        ));
-        unfilled.extend(words.into_iter().map(Unfilled::word));
+        if cautions.is_empty() && unfilled.is_empty() {
+            kept.clone_from(&words);
+            cautions.push(format!(
+                "the steps keep {} from the stored task, which your task does not say: if yours differ, call again with them in `context` (`{{\"<word>\": \"<yours>\"}}`)",
+                list.join(", ")
+            ));
+        } else {
+            cautions.push(format!(
+                "the steps still say {} as the stored task did, which your task does not say: give each its value for your task, or the same word",
+                list.join(", ")
+            ));
+            unfilled.extend(words.into_iter().map(Unfilled::word));
+        }
     }
     let caution = (!cautions.is_empty()).then(|| cautions.join("; "));
     if !dry {
@@ -181,6 +196,7 @@ pub fn accept(
         sources: filled.sources,
         unfilled,
         caution,
+        kept,
         stages,
         outputs: template.outputs.iter().map(|o| o.name.clone()).collect(),
         counters: rec.plan.counters,

@@ -157,8 +157,9 @@ async fn a_stored_value_spelled_another_way_in_the_accepted_steps_takes_the_new_
 }
 
 /// A plain word the stored task chose (`helpers`, no backticks, so no slot) and the steps still
-/// say is not silently kept for a task that does not say it: the accept asks for its value with
-/// the word itself as the guess, and the value given replaces it where the steps say it.
+/// say is not silently kept for a task that does not say it: an accept already asking asks for its
+/// value with the word itself as the guess, and the value given replaces it where the steps say
+/// it; a fill nothing else doubts is answered in one call with the word named in `kept`.
 #[tokio::test]
 async fn a_stored_word_the_steps_keep_is_asked_for_and_rewritten_with_the_value_given() {
     let env = Env::with_calibration(&strict());
@@ -182,6 +183,19 @@ async fn a_stored_word_the_steps_keep_is_asked_for_and_rewritten_with_the_value_
     let b = s.ok("plan_lookup", json!({"task": task, "plan_id": id, "context": context})).await;
     assert_eq!(b["status"], "accepted", "{b}");
     assert_eq!(b["accepted"]["steps"][0]["inputs"]["command"], "git mv app/functions.py app/tools.py", "{b}");
+    // A fill nothing else doubts is answered in this call, naming the word it keeps.
+    let trace = json!({"steps": [
+        {"tool": "todo", "inputs": {"text": "Register /healthz on the server mux"}, "side_effect": false},
+        {"tool": "Bash", "inputs": {"command": "curl -fsS localhost:8080/healthz"}, "side_effect": false, "family": "shell"}
+    ]});
+    let health = s.ok("plan_store", json!({"task": "add a /healthz endpoint to the server", "trace": trace})).await;
+    let livez = "add a /livez endpoint";
+    let k = s.ok("plan_lookup", json!({"task": livez, "plan_id": health["plan_id"]})).await;
+    assert_eq!(k["status"], "accepted", "{k}");
+    assert_eq!(k["accepted"]["kept"], json!(["server"]), "{k}");
+    assert!(k["accepted"]["caution"].as_str().unwrap_or_default().contains("`server`"), "{k}");
+    assert_eq!(k["accepted"]["steps"][1]["inputs"]["command"], "curl -fsS localhost:8080/livez", "{k}");
+
     // Given back as it was while the task names `tools`: still a question, not an answer.
     let same = json!({"helpers": "helpers"});
     let c = s.ok("plan_lookup", json!({"task": task, "plan_id": id, "context": same})).await;

@@ -75,7 +75,18 @@ struct Outcome {
     completed: Option<Completed>,
 }
 
-/// An accept that asked for values, answered.
+impl Outcome {
+    /// Whether the plan taken ended filled right: in one call, or after the values given for
+    /// what it asked about (or the kept words it named) as `which` answers them.
+    fn final_right(&self, which: impl Fn(&Completed) -> bool) -> bool {
+        match &self.completed {
+            Some(c) => which(c),
+            None => self.accepted == Some(Accept::Right),
+        }
+    }
+}
+
+/// An accept that asked for values (or named the stored words it kept), answered.
 #[derive(Debug, Default, Clone, Copy)]
 struct Completed {
     /// Given the values the member's text states (matched by the stored member's values), else
@@ -351,11 +362,22 @@ async fn accept(
         let right = answers_match(&out["accepted"]["steps"], answer);
         eprintln!("CAUTION guessed={guessed} right={right} {c}");
     }
-    if got != Accept::Unfilled {
-        return Ok((Some(got), None));
-    }
+    // An answer in one call that names stored words it kept (`kept`) is a question the agent
+    // answers only where its own value differs.
+    let kept: Vec<Value> = out["accepted"]["kept"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|w| json!({"name": w, "kind": "word", "example": w, "guess": w}))
+        .collect();
+    let questions = match got {
+        Accept::Unfilled => out["accepted"]["unfilled"].clone(),
+        Accept::Refused => return Ok((Some(got), None)),
+        _ if kept.is_empty() => return Ok((Some(got), None)),
+        _ => Value::Array(kept),
+    };
     let (stored, own) = (item["stored_values"].as_array(), item["values"].as_array());
-    let unfilled = &out["accepted"]["unfilled"];
+    let unfilled = &questions;
     // What an agent that knows its task would give where refrain asked (`asked`).
     let read = crate::asked::values(&out["accepted"]["steps"], unfilled, &answer_steps(answer));
     let mut told = serde_json::Map::new();
@@ -380,9 +402,28 @@ async fn accept(
         }
     }
     let n = unfilled.as_array().map_or(0, Vec::len);
+    if verbose {
+        let asked: Vec<String> = unfilled
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|u| format!("{}:{}={}", u["kind"].as_str().unwrap_or("?"), u["name"], u["guess"]))
+            .collect();
+        eprintln!("ASKED confirms={confirms} {query:?}: {}", asked.join(" "));
+    }
     let mut after = Completed { confirms, ..Completed::default() };
     for (context, right) in [(&told, &mut after.told), (&knows, &mut after.asked)] {
         if context.len() < n {
+            continue;
+        }
+        // Kept words each given back as they were: the agent does not call again.
+        let same = unfilled
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|u| u["name"].as_str().and_then(|k| context.get(k)) == Some(&u["guess"]));
+        if got != Accept::Unfilled && same {
+            *right = got == Accept::Right;
             continue;
         }
         let args = json!({"task": query, "plan_id": plan_id, "context": context});
@@ -466,9 +507,14 @@ fn suggestions(t: &Tally) -> Value {
         "missed_with_other_suggestion": with(&missed, false),
         "accepted_values_right": acc(Accept::Right),
         "accepted_unfilled": acc(Accept::Unfilled),
-        "unfilled_then_given_values_right": missed.iter().filter(|o| o.completed.is_some_and(|c| c.told)).count(),
-        "unfilled_then_asked_values_right": missed.iter().filter(|o| o.completed.is_some_and(|c| c.asked)).count(),
-        "asks_only_confirming": missed.iter().filter(|o| o.completed.is_some_and(|c| c.confirms)).count(),
+        "unfilled_then_given_values_right":
+            missed.iter().filter(|o| o.accepted == Some(Accept::Unfilled) && o.completed.is_some_and(|c| c.told)).count(),
+        "unfilled_then_asked_values_right":
+            missed.iter().filter(|o| o.accepted == Some(Accept::Unfilled) && o.completed.is_some_and(|c| c.asked)).count(),
+        "filled_right_told": missed.iter().filter(|o| o.final_right(|c| c.told)).count(),
+        "filled_right_asked": missed.iter().filter(|o| o.final_right(|c| c.asked)).count(),
+        "asks_only_confirming":
+            missed.iter().filter(|o| o.accepted == Some(Accept::Unfilled) && o.completed.is_some_and(|c| c.confirms)).count(),
         "accepted_wrongly_filled": acc(Accept::Wrong) + acc(Accept::WrongCautioned),
         "accepted_wrongly_filled_with_caution": acc(Accept::WrongCautioned),
         "accept_refused": acc(Accept::Refused),
