@@ -7,7 +7,8 @@
 //! in the steps), the slots the agent did not give are asked for too, each with refrain's guess:
 //! on the coding families' development split, such fills were wrong 129 times in 131.
 //! A plain word of the stored task the steps still say and the new task does not (`kept`) is
-//! asked for as well, named by itself: a value the agent gives for it is written where it stood.
+//! named: in `kept` when nothing else is in doubt, else asked for too, named by itself. A value
+//! the agent gives for it is written where it stood.
 //!
 //! Never a hit: no hit counter, no hit stamp on the plan; `suggestions_accepted` (or
 //! `accepts_need_values`) counts it.
@@ -156,21 +157,20 @@ pub fn accept(
             }
         }
     }
-    // The stored task's own words the steps still say are asked for too, each with itself as
-    // the guess.
+    // The stored task's own words the steps still say: a fill nothing else doubts is answered in
+    // this call, with the words named; one already being asked about asks for them too, each
+    // with itself as the guess.
     let words: Vec<String> =
         kept::words(stored, &clean, template, &filled).into_iter().filter(|w| !context.contains_key(w)).collect();
     let mut kept: Vec<String> = Vec::new();
-    // A fill nothing else doubts is answered in this call, with the words named; one already
-    // being asked about asks for them too.
     if !words.is_empty() {
         let list: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
         if cautions.is_empty() && unfilled.is_empty() {
-            kept.clone_from(&words);
             cautions.push(format!(
                 "the steps keep {} from the stored task, which your task does not say: if yours differ, call again with them in `context` (`{{\"<word>\": \"<yours>\"}}`)",
                 list.join(", ")
             ));
+            kept = words;
         } else {
             cautions.push(format!(
                 "the steps still say {} as the stored task did, which your task does not say: give each its value for your task, or the same word",

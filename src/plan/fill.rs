@@ -45,6 +45,14 @@ pub struct Filled {
     pub steps: Vec<Step>,
 }
 
+impl Filled {
+    /// The text values the slots took (not empty): where they stand in the steps, nothing may be
+    /// rewritten (`Header` inside `AppHeader`).
+    pub fn value_texts(&self) -> Vec<String> {
+        self.values.values().filter_map(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string).collect()
+    }
+}
+
 /// Fills a template's slots and hydrates its steps.
 pub fn fill(template: &PlanTemplate, context: &Map<String, Value>, params: &[Param]) -> Filled {
     let mut values = BTreeMap::new();

@@ -7,9 +7,10 @@
 //!
 //! Only what a step does counts: a word in a call's note to the user (`description`) does not.
 //!
-//! So an accept names each such word as a value to give (`kind` "word", the stored word as the
-//! guess): the agent answers with its own value, or the same word when the plan's choice is also
-//! its own, and refrain rewrites the word where the steps say it.
+//! So an accept names each such word: in `kept` when nothing else about the fill is in doubt (the
+//! answer stays one call), else as a value to give (`kind` "word", the stored word as the guess).
+//! The agent answers with its own value, or the same word when the plan's choice is also its own,
+//! and refrain rewrites the word where the steps say it.
 
 use super::fill::{Filled, walk_strings};
 use super::lexicon;
@@ -38,6 +39,7 @@ pub fn words(stored: &str, new: &str, template: &PlanTemplate, filled: &Filled) 
         .map(|v| v.to_lowercase())
         .collect();
     let texts = step_texts(filled);
+    let protect = filled.value_texts();
     let mut out: Vec<String> = Vec::new();
     for m in TOKEN.find_iter(stored) {
         let w = m.as_str();
@@ -52,7 +54,7 @@ pub fn words(stored: &str, new: &str, template: &PlanTemplate, filled: &Filled) 
         {
             continue;
         }
-        if texts.iter().any(|t| !whole_words(t, w, &filled_values(filled)).is_empty()) {
+        if texts.iter().any(|t| stands_in(t, w, &protect)) {
             out.push(w.to_string());
         }
     }
@@ -64,11 +66,6 @@ pub fn words(stored: &str, new: &str, template: &PlanTemplate, filled: &Filled) 
 pub fn rewrite(filled: &mut Filled, given: &[(String, String)]) {
     let pairs: Vec<(String, String)> = given.iter().filter(|(old, new)| old != new).cloned().collect();
     respell::rewrite_steps(filled, &pairs, true);
-}
-
-/// The filled values, whose own text is never a kept word's place.
-fn filled_values(filled: &Filled) -> Vec<String> {
-    filled.values.values().filter_map(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string).collect()
 }
 
 /// Inputs that only describe a call to the user (Claude Code's and Codex's `description`, Gemini
@@ -90,21 +87,15 @@ fn step_texts(filled: &Filled) -> Vec<String> {
     out
 }
 
-/// Where `w` stands in `s` as a whole word (no letter, digit or `_` on either side), outside any
-/// occurrence of a filled value.
-fn whole_words(s: &str, w: &str, guard: &[String]) -> Vec<usize> {
-    let guarded: Vec<(usize, usize)> =
-        guard.iter().flat_map(|g| s.match_indices(g.as_str()).map(|(i, m)| (i, i + m.len()))).collect();
+/// Whether `w` stands in `s` as a whole word (no letter, digit or `_` on either side), outside
+/// any occurrence of a filled value.
+fn stands_in(s: &str, w: &str, protect: &[String]) -> bool {
+    let guarded = respell::guarded(s, protect);
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-    s.match_indices(w)
-        .map(|(i, _)| i)
-        .filter(|&i| {
-            let end = i + w.len();
-            !word(s[..i].chars().next_back())
-                && !word(s[end..].chars().next())
-                && !guarded.iter().any(|&(a, b)| i < b && a < end)
-        })
-        .collect()
+    s.match_indices(w).any(|(i, _)| {
+        let end = i + w.len();
+        !word(s[..i].chars().next_back()) && !word(s[end..].chars().next()) && !respell::overlaps(&guarded, i, end)
+    })
 }
 
 #[cfg(test)]

@@ -40,8 +40,7 @@ pub fn respell(template: &PlanTemplate, filled: &mut Filled) {
     if versions.is_empty() && stems.is_empty() {
         return;
     }
-    let protect: Vec<String> =
-        filled.values.values().filter_map(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string).collect();
+    let protect = filled.value_texts();
     for step in &mut filled.steps {
         map_strings(&mut step.inputs, &mut |s| glued_stems(&glued_versions(s, &versions), &stems, &protect));
     }
@@ -75,26 +74,17 @@ fn stem_pairs(old: &str, new: &str) -> Vec<(String, String)> {
 fn glued_stems(s: &str, stems: &[(String, String)], protect: &[String]) -> String {
     let mut out = s.to_string();
     for (old, new) in stems {
-        let guarded: Vec<(usize, usize)> =
-            protect.iter().flat_map(|p| out.match_indices(p.as_str()).map(|(i, m)| (i, i + m.len()))).collect();
+        let guarded = guarded(&out, protect);
         let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
         let apart = |c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '(' | ')' | ',' | ':' | '=');
-        let at: Vec<usize> = out
-            .match_indices(old.as_str())
-            .map(|(i, _)| i)
-            .filter(|&i| {
-                let end = i + old.len();
-                let token_start = out[..i].rfind(apart).map_or(0, |k| k + 1);
-                let token_end = out[end..].find(apart).map_or(out.len(), |k| end + k);
-                !alnum(out[..i].chars().next_back())
-                    && !alnum(out[end..].chars().next())
-                    && (old.contains(['/', '.']) || (token_start, token_end) != (i, end))
-                    && !guarded.iter().any(|&(a, b)| i < b && a < end)
-            })
-            .collect();
-        for i in at.into_iter().rev() {
-            out.replace_range(i..i + old.len(), new);
-        }
+        out = replace_where(&out, old, new, |t, i, end| {
+            let token_start = t[..i].rfind(apart).map_or(0, |k| k + 1);
+            let token_end = t[end..].find(apart).map_or(t.len(), |k| end + k);
+            !alnum(t[..i].chars().next_back())
+                && !alnum(t[end..].chars().next())
+                && (old.contains(['/', '.']) || (token_start, token_end) != (i, end))
+                && !overlaps(&guarded, i, end)
+        });
     }
     out
 }
@@ -106,8 +96,7 @@ pub fn rewrite_steps(filled: &mut Filled, pairs: &[(String, String)], alone: boo
     if pairs.is_empty() {
         return;
     }
-    let protect: Vec<String> =
-        filled.values.values().filter_map(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string).collect();
+    let protect = filled.value_texts();
     for step in &mut filled.steps {
         map_strings(&mut step.inputs, &mut |s| rewrite(s, pairs, &protect, alone));
     }
@@ -122,19 +111,32 @@ fn dotted(v: &str) -> bool {
 /// `s` with each stored version that is neither part of a longer number nor already the new
 /// value rewritten as the new one.
 fn glued_versions(s: &str, versions: &[(String, String)]) -> String {
+    let numeric = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit() || c == '.');
+    versions.iter().fold(s.to_string(), |out, (old, new)| {
+        replace_where(&out, old, new, |t, i, end| {
+            !numeric(t[..i].chars().next_back()) && !numeric(t[end..].chars().next())
+        })
+    })
+}
+
+/// `s` with `old` replaced by `new` at each place (start, end) `keep` accepts.
+fn replace_where(s: &str, old: &str, new: &str, keep: impl Fn(&str, usize, usize) -> bool) -> String {
+    let at: Vec<usize> = s.match_indices(old).map(|(i, _)| i).filter(|&i| keep(s, i, i + old.len())).collect();
     let mut out = s.to_string();
-    for (old, new) in versions {
-        let numeric = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit() || c == '.');
-        let at: Vec<usize> = out
-            .match_indices(old.as_str())
-            .map(|(i, _)| i)
-            .filter(|&i| !numeric(out[..i].chars().next_back()) && !numeric(out[i + old.len()..].chars().next()))
-            .collect();
-        for i in at.into_iter().rev() {
-            out.replace_range(i..i + old.len(), new);
-        }
+    for i in at.into_iter().rev() {
+        out.replace_range(i..i + old.len(), new);
     }
     out
+}
+
+/// Where the protected texts stand in `s` (byte ranges).
+pub(super) fn guarded(s: &str, protect: &[String]) -> Vec<(usize, usize)> {
+    protect.iter().flat_map(|p| s.match_indices(p.as_str()).map(|(i, m)| (i, i + m.len()))).collect()
+}
+
+/// Whether `start..end` overlaps any guarded range.
+pub(super) fn overlaps(guarded: &[(usize, usize)], start: usize, end: usize) -> bool {
+    guarded.iter().any(|&(a, b)| start < b && a < end)
 }
 
 /// A value's spellings in `spelling::forms`' fixed order (none for a value without words): two
@@ -149,14 +151,15 @@ fn forms(v: &str) -> Vec<String> {
 
 /// One string with each stored value's other spellings rewritten.
 fn rewrite(s: &str, pairs: &[(String, String)], protect: &[String], alone_too: bool) -> String {
-    let guarded: Vec<(usize, usize)> =
-        protect.iter().flat_map(|p| s.match_indices(p.as_str()).map(|(i, m)| (i, i + m.len()))).collect();
+    let guarded = guarded(s, protect);
     // (start, end, replacement), every match of every form.
     let mut found: Vec<(usize, usize, String)> = Vec::new();
     for (old, new) in pairs {
         let several = words(old).len() >= 2;
         let mut seen: Vec<&str> = Vec::new();
         let (olds, news) = (forms(old), forms(new));
+        // A one-word value filled with a value of several words: its one spelling stands for all.
+        let spread = !several && !olds.is_empty() && words(new).len() > 1;
         // The value as written first, then its other spellings, each paired with the new value's.
         let written = (old.as_str(), new.as_str());
         let spelt = olds.iter().map(String::as_str).zip(news.iter().map(String::as_str));
@@ -184,26 +187,9 @@ fn rewrite(s: &str, pairs: &[(String, String)], protect: &[String], alone_too: b
                     let ends = !after.is_some_and(|c| c.is_lowercase() || c.is_ascii_digit());
                     starts && ends && (alone_too || !(of == old && alone)) && !opens_sentence_as_verb(s, i, of, old)
                 };
-                if fits && !guarded.iter().any(|&(a, b)| i < b && a < end) {
-                    // One lowercase word stands for every spelling of a value of several words:
-                    // the place says which (`jsonFlag`, `json_out`, `"json"`), else as written.
-                    let nf = match (&olds, news.len()) {
-                        (o, 6)
-                            if o[0] == of && o.iter().all(|f| f.eq_ignore_ascii_case(of)) && words(new).len() > 1 =>
-                        {
-                            if after.is_some_and(char::is_uppercase) {
-                                news[0].as_str()
-                            } else if before == Some('_') || after == Some('_') {
-                                news[2].as_str()
-                            } else if matches!(before, Some('"' | '\'')) && before == after {
-                                // The whole string: a name as the command line spells it.
-                                news[4].as_str()
-                            } else {
-                                new.trim_start_matches('-')
-                            }
-                        }
-                        _ => nf,
-                    };
+                if fits && !overlaps(&guarded, i, end) {
+                    // One lowercase word stands for every spelling of a value of several words.
+                    let nf = if spread && of == olds[0] { by_place(before, after, &news, new) } else { nf };
                     found.push((i, end, nf.to_string()));
                 }
             }
@@ -225,6 +211,21 @@ fn rewrite(s: &str, pairs: &[(String, String)], protect: &[String], alone_too: b
     }
     out.push_str(&s[at..]);
     out
+}
+
+/// Which of the new value's spellings (`forms`) a one-word stored value's place asks for: the
+/// head of a camelCase name (`jsonFlag`), a snake_case one (`json_out`), a whole quoted string
+/// (`"json"`, as the command line spells it), else the value as written.
+fn by_place<'a>(before: Option<char>, after: Option<char>, news: &'a [String], new: &'a str) -> &'a str {
+    if after.is_some_and(char::is_uppercase) {
+        &news[0]
+    } else if before == Some('_') || after == Some('_') {
+        &news[2]
+    } else if matches!(before, Some('"' | '\'')) && before == after {
+        &news[4]
+    } else {
+        new.trim_start_matches('-')
+    }
 }
 
 /// Whether `of`, at byte `i` of `s`, is the stored value's capitalised form opening a sentence

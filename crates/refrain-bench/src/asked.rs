@@ -15,11 +15,9 @@ use std::collections::BTreeMap;
 
 /// The values the member's own steps hold at each asked slot's places, for the slots every
 /// matching step agrees on. `steps` are the steps refrain returned; `answer` the member's.
-pub fn values(steps: &Value, unfilled: &Value, answer: &[Value]) -> BTreeMap<String, String> {
+pub fn values(steps: &Value, unfilled: &[Value], answer: &[Value]) -> BTreeMap<String, String> {
     let asked: Vec<(String, Option<String>)> = unfilled
-        .as_array()
-        .into_iter()
-        .flatten()
+        .iter()
         .filter_map(|u| {
             let name = u["name"].as_str()?.to_string();
             let guess = match &u["guess"] {
@@ -111,7 +109,7 @@ mod tests {
             {"tool": "todo", "inputs": {"text": "Delete rand from {{params.path}}"}},
             {"tool": "Edit", "inputs": {"file_path": "a/{{params.path}}", "old_string": "version = \"0.2.0\""}},
         ]);
-        let unfilled = json!([{"name": "path", "guess": null}, {"name": "version", "guess": "0.2.0"}]);
+        let unfilled = [json!({"name": "path", "guess": null}), json!({"name": "version", "guess": "0.2.0"})];
         let answer = vec![
             json!({"tool": "todo", "inputs": {"text": "Delete rand from Cargo.toml"}}),
             json!({"tool": "Edit", "inputs": {"file_path": "a/Cargo.toml", "old_string": "version = \"1.4.1\""}}),
@@ -124,7 +122,7 @@ mod tests {
     #[test]
     fn a_step_that_differs_elsewhere_gives_nothing_and_disagreeing_steps_give_nothing() {
         let steps = json!([{"tool": "todo", "inputs": {"text": "Delete {{params.p}} from Cargo.toml"}}]);
-        let unfilled = json!([{"name": "p"}]);
+        let unfilled = [json!({"name": "p"})];
         let other = vec![json!({"tool": "todo", "inputs": {"text": "Remove rand from Cargo.toml"}})];
         assert!(values(&steps, &unfilled, &other).is_empty());
         let steps = json!([

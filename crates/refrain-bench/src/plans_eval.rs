@@ -364,26 +364,22 @@ async fn accept(
     }
     // An answer in one call that names stored words it kept (`kept`) is a question the agent
     // answers only where its own value differs.
-    let kept: Vec<Value> = out["accepted"]["kept"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|w| json!({"name": w, "kind": "word", "example": w, "guess": w}))
-        .collect();
+    let list = |key: &str| out["accepted"][key].as_array().cloned().unwrap_or_default();
+    let kept: Vec<Value> =
+        list("kept").into_iter().map(|w| json!({"name": w, "kind": "word", "example": w, "guess": w})).collect();
     let questions = match got {
-        Accept::Unfilled => out["accepted"]["unfilled"].clone(),
+        Accept::Unfilled => list("unfilled"),
         Accept::Refused => return Ok((Some(got), None)),
         _ if kept.is_empty() => return Ok((Some(got), None)),
-        _ => Value::Array(kept),
+        _ => kept,
     };
     let (stored, own) = (item["stored_values"].as_array(), item["values"].as_array());
-    let unfilled = &questions;
     // What an agent that knows its task would give where refrain asked (`asked`).
-    let read = crate::asked::values(&out["accepted"]["steps"], unfilled, &answer_steps(answer));
+    let read = crate::asked::values(&out["accepted"]["steps"], &questions, &answer_steps(answer));
     let mut told = serde_json::Map::new();
     let mut knows = serde_json::Map::new();
     let mut confirms = true;
-    for u in unfilled.as_array().into_iter().flatten() {
+    for u in &questions {
         let Some(name) = u["name"].as_str() else { return Ok((Some(got), None)) };
         let at = stored.and_then(|v| v.iter().position(|x| *x == u["example"]));
         let stated = at.and_then(|i| own.and_then(|o| o.get(i))).cloned();
@@ -401,27 +397,20 @@ async fn accept(
             knows.insert(name.to_string(), v);
         }
     }
-    let n = unfilled.as_array().map_or(0, Vec::len);
     if verbose {
-        let asked: Vec<String> = unfilled
-            .as_array()
-            .into_iter()
-            .flatten()
+        let asked: Vec<String> = questions
+            .iter()
             .map(|u| format!("{}:{}={}", u["kind"].as_str().unwrap_or("?"), u["name"], u["guess"]))
             .collect();
         eprintln!("ASKED confirms={confirms} {query:?}: {}", asked.join(" "));
     }
     let mut after = Completed { confirms, ..Completed::default() };
     for (context, right) in [(&told, &mut after.told), (&knows, &mut after.asked)] {
-        if context.len() < n {
+        if context.len() < questions.len() {
             continue;
         }
         // Kept words each given back as they were: the agent does not call again.
-        let same = unfilled
-            .as_array()
-            .into_iter()
-            .flatten()
-            .all(|u| u["name"].as_str().and_then(|k| context.get(k)) == Some(&u["guess"]));
+        let same = questions.iter().all(|u| u["name"].as_str().and_then(|k| context.get(k)) == Some(&u["guess"]));
         if got != Accept::Unfilled && same {
             *right = got == Accept::Right;
             continue;
